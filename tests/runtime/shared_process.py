@@ -548,33 +548,60 @@ def outdir(tmp):
 
 # ---- losses (item 9) ----
 
-def held_off_cpu(snaps):
+# Of the time flat-out wrote nothing, what the kernel need not show it off its CPU (its
+# last records before the switch out, the switch itself): 1 ms, in which the thread
+# writes some 750 records, which the snapshot would hold or count overwritten.
+HELD_SLACK_US = 1000
+
+
+def held_off_cpu(snaps, trace):
     """Why the flat-out thread of the snapshot in `snaps` did not record through its
-    window (its last event before the window's end, and it was preempted in it: the
-    machine held it off its CPU), or None."""
+    window, or None: the machine held it off its CPU from its last event in the window
+    to the window's end, or, where it wrote nothing in the window (no events, none
+    overwritten), through the whole window: its states there, from the run's `trace`
+    (the snapshot's JSON leaves out its last state, which no switch in it ends: the
+    one it was held off in), known and Running no more than HELD_SLACK_US; else None
+    (a thread that ran there and kept nothing of it is the ring's fault, not the
+    machine's)."""
     files = os.listdir(snaps) if os.path.isdir(snaps) else []
     if len(files) != 1:
         return None
     info = subprocess.run([TOOL, "info", os.path.join(snaps, files[0])], capture_output=True,
                           text=True, timeout=60).stdout
-    window = re.search(r"^ *window: [\d.]+ s \.\. ([\d.]+) s", info, re.M)
-    last = re.search(r"^ *\d+ +flat-out +\d+ +\d+ +\d+ +\d+ +\d+ +[\d.]+ s \.\. ([\d.]+) s", info, re.M)
-    if not window or not last or float(last.group(1)) >= float(window.group(1)):
+    window = re.search(r"^ *window: ([\d.]+) s \.\. ([\d.]+) s", info, re.M)
+    row = re.search(r"^ *\d+ +flat-out +(\d+) +(\d+) +\d+ +\d+ +\d+ +(?:[\d.]+ s \.\. ([\d.]+) s|no events)$",
+                    info, re.M)
+    if not window or not row:
+        return None
+    start, end = (float(window.group(i)) * 1e6 for i in (1, 2))
+    if row.group(3):
+        since, what = float(row.group(3)) * 1e6, f"its last event at {row.group(3)} s"
+    elif int(row.group(1)) == 0 and int(row.group(2)) == 0:
+        since, what = start, "no event in the window, none overwritten"
+    else:
+        return None
+    if since >= end:
         return None
     out = os.path.join(snaps, "states.json")
-    if subprocess.run([TOOL, "convert", "-q", os.path.join(snaps, files[0]), "-o", out],
-                      capture_output=True, timeout=60).returncode != 0:
+    if subprocess.run([TOOL, "convert", "-q", trace, "-o", out], capture_output=True,
+                      timeout=60).returncode != 0:
         return None
     with open(out) as f:
         events = json.load(f)["traceEvents"]
     os.unlink(out)
     tracks = {e["tid"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
               and e["args"]["name"] == "flat-out (states)"}
-    preempted = sum(e["dur"] for e in events if e.get("tid") in tracks and e.get("name") == "Preempted")
-    if not preempted:
+    states = [e for e in events if e.get("tid") in tracks and e.get("ph") == "X"]
+
+    def within(name=None):
+        return sum(max(0.0, min(e["ts"] + e["dur"], end) - max(e["ts"], since)) for e in states
+                   if name in (None, e["name"]))
+    known, running = within(), within("Running")
+    if known < end - since - HELD_SLACK_US or running > HELD_SLACK_US:
         return None
-    return (f"flat-out's last event at {last.group(1)} s, before the window's end at "
-            f"{window.group(1)} s, preempted {preempted / 1000:.1f} ms in it")
+    return (f"flat-out: {what}, the window's end at {window.group(2)} s; its states say it ran "
+            f"{running / 1000:.3f} of the {(end - since) / 1000:.1f} ms between")
+
 
 def losses(tmp):
     # /dev/full: every entry lost, and said.
@@ -624,13 +651,14 @@ def losses(tmp):
     # Mode ring, a buffer far too small for the window of a thread recording flat out.
     # (On a loaded machine the thread may be held off its CPU past the window's end: its
     # ring then keeps its events of the window's last part, whose cut the snapshot says;
+    # or through the whole window: it wrote nothing in it, and nothing of it is lost;
     # run again, at most 3 times.)
     for attempt in range(3):
         snaps = os.path.join(tmp, f"snaps{attempt}")
+        trace = os.path.join(tmp, "ring.ttr")
         p = run(["flatout", "600"], TICKTRACE_MODE="ring", TICKTRACE_BUFFER="16384",
-                TICKTRACE_OUT=os.path.join(tmp, "ring.ttr"), TICKTRACE_SNAPSHOTS=snaps,
-                TICKTRACE_SNAPSHOT_AFTER="1ms")
-        held = held_off_cpu(snaps)
+                TICKTRACE_OUT=trace, TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_SNAPSHOT_AFTER="1ms")
+        held = held_off_cpu(snaps, trace)
         if not held or attempt == 2:
             break
         print(f"ring: (attempt {attempt + 1}) {held}: again")
