@@ -211,9 +211,15 @@ def price(tmp):
     check(len(said) == 1 and said[0], "pingpong: the price said %d times: %r" % (len(said), p.stderr))
     if said and said[0]:
         rate, pct = int(said[0].group(1)), int(said[0].group(2))
-        hops = json.loads(p.stdout)["hops"]
-        # each hop: both threads leave their CPU once
-        check(rate >= hops / 2.5 * 2 / 3, "pingpong: %d switches a second said, %d hops in 2.5 s" % (rate, hops))
+        got = json.loads(p.stdout)
+        hops, tenths = got["hops"], got["tenths"]
+        # each hop: both threads leave their CPU once. The rate said is a second's, the
+        # first weighed (from the program's start), which a loaded machine may run
+        # slower than the whole run: held to the slowest second of it (15,939 said, 61,968
+        # hops in 2.5 s at load 19: its seconds as slow as that not known)
+        slowest = min(sum(tenths[i:i + 10]) for i in range(len(tenths) - 9))
+        check(rate >= slowest * 2 / 3, "pingpong: %d switches a second said, %d hops in 2.5 s, %d in its slowest "
+              "second" % (rate, hops, slowest))
         check(5 < pct < 100, "pingpong: a cost of %d%%" % pct)
         print("pingpong: %d hops; said %d switches a second, %d%%" % (hops, rate, pct))
     lost_unknown(out)
