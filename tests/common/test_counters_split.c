@@ -971,6 +971,38 @@ static void test_switches_lost_covered(void **state)
 	lost.from = lost.to = 0;
 }
 
+/* A ping-pong thread (sched_lost at load 17): 180 ms of waits before a 15 ms spike of
+ * three preemptions, its switches lost from before the spike to 2.2 ms into it, read
+ * first 2 ms into it and then 5 ms after it: no two readings measure the kernel's move
+ * there. What the kernel may have waited beyond the preemptions is what it counted
+ * from that first reading on, and the 2 ms before it: not all its 180 ms before
+ * (the resolution was the whole spike: "at most 180000000"). */
+static void test_switches_lost_waited_before(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	for (int i = 0; i < 60; i++) {
+		l.what[l.n] = RUN, l.len[l.n++] = 500 * US;
+		l.what[l.n] = WAIT, l.len[l.n++] = 3 * MS;
+	}
+	for (int i = 0; i < 3; i++) {
+		l.what[l.n] = RUN, l.len[l.n++] = 4 * MS;
+		l.what[l.n] = WAIT, l.len[l.n++] = MS;
+	}
+	l.what[l.n] = RUN, l.len[l.n++] = 2 * MS;
+	int64_t start = 210 * MS + 100 * US, end = start + 15 * MS;
+	lost.from = start - MS, lost.to = start + 2200 * US, lost.count = 50;
+	int64_t at[] = {start + 2 * MS, end + 5 * MS};
+	struct moments m[2];
+	moments_at(at, 2, m);
+	struct tt_an_spike s = spike_read(&l, start, end, m, 2, true);
+	lost.from = lost.to = 0;
+	assert_lost_within(&l, start, end, &s);
+	if (2 * s.causes.error_ns >= end - start)
+		fail_msg("a resolution of %lld ns for a %lld ns spike (the kernel may have moved at most %lld)",
+			 (long long)s.causes.error_ns, (long long)(end - start), (long long)s.causes.moved_most_ns);
+}
+
 /* Random lives, switches lost across a random stretch, spikes and readings: every
  * part within what its split states, the time without switches all covered or said
  * unknown. */
@@ -1095,6 +1127,7 @@ int main(void)
 		cmocka_unit_test(test_switches_stolen_unknown_said),
 		cmocka_unit_test(test_switches_stolen_unknown_bounded),
 		cmocka_unit_test(test_switches_lost_covered),
+		cmocka_unit_test(test_switches_lost_waited_before),
 		cmocka_unit_test(test_switches_lost_random),
 		cmocka_unit_test(test_faults_around),
 		cmocka_unit_test(test_stolen_said_beyond_error),

@@ -9,7 +9,7 @@
  *
  * With the argument "pingpong": two threads hand a byte back and forth through pipes
  * for 2.5 s, in a scope "pingpong", an event per hop, switching tens of thousands of
- * times a second ({"hops": N}); with "pingpong-idle", resting 5 ms between hops (a program that
+ * times a second ({"hops": N, "tenths": [hops in each 100 ms]}); with "pingpong-idle", resting 5 ms between hops (a program that
  * mostly sleeps: some hundreds of switches a second, which cost it next to nothing);
  * with "pingpong-long", the same as "pingpong" for 30 s (killed once it was told the price).
  *
@@ -108,7 +108,7 @@ static int pingpong(long rest_ms, long duration_ms)
 	}
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	long hops = 0;
+	long hops = 0, elapsed_ns, tenths[26] = {0}; /* (a loaded machine's pace varies along the run) */
 	char byte = 1;
 	TT_BEGIN("pingpong"); /* (a scope that switches more than the kernel's ring may hold) */
 	do {
@@ -119,12 +119,17 @@ static int pingpong(long rest_ms, long duration_ms)
 		if (rest_ms)
 			nap_ms(rest_ms);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < duration_ms * 1000000L);
+		elapsed_ns = (now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec);
+		tenths[elapsed_ns / 100000000L < 25 ? elapsed_ns / 100000000L : 25]++;
+	} while (elapsed_ns < duration_ms * 1000000L);
 	TT_END();
 	byte = 0;
 	if (write(pipes[0][1], &byte, 1) != 1 || pthread_join(t, NULL))
 		return 1;
-	printf("{\"hops\": %ld}\n", hops);
+	printf("{\"hops\": %ld, \"tenths\": [", hops);
+	for (int i = 0; i < 25; i++)
+		printf("%s%ld", i ? ", " : "", tenths[i]);
+	printf("]}\n");
 	return 0;
 }
 

@@ -532,6 +532,10 @@ def budget(tmp):
     # machine stretched to 5 ms and more pay for their readings, up to 1 % of one CPU's time.
     # (read by tt-sched: a reading inside a nap; each thread reads its own as it starts)
     # (the budget binds only naps under 5 ms: those the load stretched past it are read)
+    # That binds tt-sched's CPU time, not which threads it reads: every thread may have
+    # a nap read (a loaded run's budget is larger, its threads' naps fall due at other
+    # looks than the others'): 64 of 64 at load 8-10 here, 2.41 ms of a budget of 2.59.
+    # That the budget bound at all is the exit line's scopes unread, above.
     f = ttr.Ttr(out)
     short = {index: [(lo, hi) for lo, hi in scopes_of(f, index) if hi - lo < 5000000] for index in f.counters}
     napping = sum(1 for spans in short.values() if spans)
@@ -542,7 +546,7 @@ def budget(tmp):
     print("crowd: %d of %d threads' naps under 5 ms read; tt-sched %.2f ms of CPU time, its budget %.2f ms "
           "(the process %.1f ms, %.1f ms of wall time)" % (read, napping, cpu.get("tt_sched_cpu_ns", -1) / 1e6,
                                                          allowed / 1e6, process / 1e6, wall / 1e6))
-    check((read < napping or napping == 0) and 0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 1000000,
+    check(0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 1000000,
           "crowd: %d threads' counters read, tt-sched's CPU time %s ns of a budget of %d: the scopes due at "
           "one look read past it" % (read, cpu.get("tt_sched_cpu_ns"), allowed))
     info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
@@ -551,9 +555,26 @@ def budget(tmp):
           "crowd: info does not say the %d unread scopes: %s" % (unread, info.stdout))
     naps = [sp for sp in spikes if sp["name"] == "nap"]
     unsplit = [sp for sp in naps if "on_cpu_ns" not in sp]
-    check(len(naps) == 64 * 20 and unsplit and len(unsplit) < len(naps),
-          "crowd: of %d naps, %d without a split (some, not all, expected)" % (len(naps), len(unsplit)))
-    unsplit_said(unsplit, "crowd (TICKTRACE_SCHED=schedstat)")
+    check(len(naps) == 64 * 20 and len(unsplit) < len(naps),
+          "crowd: of %d naps, %d without a split (not all expected)" % (len(naps), len(unsplit)))
+    # A nap tt-sched left unread may split all the same, from the readings around it:
+    # what they count between them (CPU time, waits) bounds its parts, little where the
+    # thread slept. The naps after tt-sched's last reading of a thread were the ones
+    # left: since its own reading at its exit bounds its waits too (edges,
+    # TT_SCHEDSTAT_OWN_LAST), they split so as well, and a run may leave none unsplit
+    # (the clang build here: 1 of 15 runs at load 8-14, and 1 of 10 of the crowd alone;
+    # none of 8 before edges, where up to 1041 of 1280 naps with no reading inside split,
+    # a thread's last ones not). Each split nap holds its 3 ms asleep within what it
+    # states.
+    unheld = [(sp["tid"], sp["blocked_ns"], sp["causes_error_ns"]) for sp in naps
+              if "on_cpu_ns" in sp and sp["blocked_ns"] + sp["causes_error_ns"] < 2900000]
+    check(not unheld, "crowd: naps of 3 ms asleep split as blocked less than that, within their error "
+          "(tid, blocked, error): %s" % unheld[:5])
+    if unsplit:
+        unsplit_said(unsplit, "crowd (TICKTRACE_SCHED=schedstat)")
+    else:
+        print("crowd: every nap split this run (the readings around those left unread bounded them): "
+              "the reasons of naps without a split not checked here")
     # A nap with no reading inside it, of a thread whose scopes the budget left unread,
     # names the budget: it said only "no counters reading inside it (the nearest ...)"
     # (a tester's 23 of 683 spikes of 20 ms and more, the run's 731 unread unsaid there).
@@ -561,7 +582,7 @@ def budget(tmp):
     missed = [sp for sp in unsplit if sp["tid"] in over and sp.get("no_split", "").startswith("no counters reading")]
     unnamed = [sp["no_split"] for sp in missed if "tt-sched's CPU budget left scopes of its thread unread, "
                "this one maybe (info says how many)" not in sp["no_split"]]
-    check(missed and not unnamed, "crowd: of %d naps with no reading in a thread past the budget, %d do not "
+    check(not unnamed, "crowd: of %d naps with no reading in a thread past the budget, %d do not "
           "name it: %s" % (len(missed), len(unnamed), sorted(set(unnamed))[:3]))
     within = [sp["no_split"] for sp in unsplit if sp["tid"] not in over and "budget left" in sp.get("no_split", "")]
     check(not within, "crowd: naps of threads the budget never stopped name it: %s" % within[:3])
@@ -575,7 +596,9 @@ def budget(tmp):
     fresh_dir(snaps)
     _, spikes, _, _ = run(tmp, "seccomp", args=("crowd",), env_extra={
         "TICKTRACE_SNAPSHOTS": snaps, "TICKTRACE_SPIKES": live, "TICKTRACE_SPIKE_THRESHOLD": "1ms"})
-    unsplit_said([sp for sp in spikes if sp["name"] == "nap" and "on_cpu_ns" not in sp], "crowd (seccomp)")
+    unsplit = [sp for sp in spikes if sp["name"] == "nap" and "on_cpu_ns" not in sp]
+    if unsplit:  # (every nap may split: above)
+        unsplit_said(unsplit, "crowd (seccomp)")
     logged = spike_log.spikes(spike_log.entries(live))  # (spike N: the Nth)
     told = 0
     for name, f in snapshots_in(snaps).items():

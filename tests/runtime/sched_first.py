@@ -42,7 +42,7 @@ def spikes_of(path):
     return [json.loads(line) for line in s.stdout.splitlines()]
 
 
-def split(what, spikes, tid, scope, asleep_ns):
+def split(what, spikes, tid, scope, asleep_ns, f):
     found = [sp for sp in spikes if sp["tid"] == tid and sp["name"] == scope]
     check(len(found) == 1, "%s: %d spikes %s of tid %d" % (what, len(found), scope, tid))
     if len(found) != 1:
@@ -56,8 +56,24 @@ def split(what, spikes, tid, scope, asleep_ns):
     check(on + pre + blk + unknown == sp["dur_ns"] and unknown == 0,
           "%s: %s: %d + %d + %d + %d unknown is not its %d ns, all known"
           % (what, scope, on, pre, blk, unknown, sp["dur_ns"]))
-    check(blk >= asleep_ns * 9 // 10,
-          "%s: %s (tid %d) slept %d ns, blocked only %d" % (what, scope, tid, asleep_ns, blk))
+    # A thread preempted as it went to sleep (its state set, not yet off its run queue)
+    # sleeps out its time waiting for its CPU: the kernel counts no sleep, only that wait
+    # (its switch out says preempted, its run-queue wait has it), and so does its split
+    # (at load 19: on CPU 3.28 ms, preempted 5.83 ms, blocked 0, exact). Then its
+    # states, in the file, hold no blocked stretch in the scope.
+    begin = f.start[1] + sp["start_ns"]
+    if f.off_cpu(f.index_of(tid), begin, begin + sp["dur_ns"])[1] == 0:
+        check(blk == 0 and pre >= asleep_ns * 9 // 10,
+              "%s: %s (tid %d), never blocked by its switches, slept %d ns: preempted %d, blocked %d"
+              % (what, scope, tid, asleep_ns, pre, blk))
+        return
+    # (within what it states: a loaded machine's wait for a CPU once woken, which the
+    # switches count as blocked, is moved into preempted as the readings bound it, by
+    # the middle of that bound: blocked 1.54 ms of a 3 ms sleep within 1.54 ms, its wake-up's
+    # wait 8.86 ms read 4 us after it ended, counted or not, at load 11-17)
+    err = sp.get("causes_error_ns", 0)
+    check(blk + err >= asleep_ns * 9 // 10,
+          "%s: %s (tid %d) slept %d ns, blocked only %d within %d" % (what, scope, tid, asleep_ns, blk, err))
 
 
 def run(tmp, mode, user=None):
@@ -74,12 +90,14 @@ def run(tmp, mode, user=None):
     spikes = spikes_of(out)
     threads = [line["thread"] for line in lines if "thread" in line]
     check(len(threads) == 60, "%s: %d threads said their tid" % (what, len(threads)))
-    split(what, spikes, [l["main"] for l in lines if "main" in l][0], "startup", 300 * MS)
+    f = ttr.Ttr(out, packed_events=True)
+    split(what, spikes, [l["main"] for l in lines if "main" in l][0], "startup", 300 * MS, f)
     for tid in threads:
-        split(what, spikes, tid, "sleep3", 3 * MS)
+        split(what, spikes, tid, "sleep3", 3 * MS, f)
     child = [line for line in lines if "child" in line][0]
-    split(what + ", forked child", spikes_of("%s.%d" % (out, child["pid"])), child["child"], "child",
-          3 * MS)
+    child_out = "%s.%d" % (out, child["pid"])
+    split(what + ", forked child", spikes_of(child_out), child["child"], "child", 3 * MS,
+          ttr.Ttr(child_out, packed_events=True))
     split_count = sum(1 for sp in spikes if "on_cpu_ns" in sp)
     exits(what, out, spikes, threads)
     print("%s: %d of %d spikes split; each thread's exit said, before the next began"
@@ -206,9 +224,15 @@ def price(tmp):
     check(len(said) == 1 and said[0], "pingpong: the price said %d times: %r" % (len(said), p.stderr))
     if said and said[0]:
         rate, pct = int(said[0].group(1)), int(said[0].group(2))
-        hops = json.loads(p.stdout)["hops"]
-        # each hop: both threads leave their CPU once
-        check(rate >= hops / 2.5 * 2 / 3, "pingpong: %d switches a second said, %d hops in 2.5 s" % (rate, hops))
+        got = json.loads(p.stdout)
+        hops, tenths = got["hops"], got["tenths"]
+        # each hop: both threads leave their CPU once. The rate said is a second's, the
+        # first weighed (from the program's start), which a loaded machine may run
+        # slower than the whole run: held to the slowest second of it (15,939 said, 61,968
+        # hops in 2.5 s at load 19: its seconds as slow as that not known)
+        slowest = min(sum(tenths[i:i + 10]) for i in range(len(tenths) - 9))
+        check(rate >= slowest * 2 / 3, "pingpong: %d switches a second said, %d hops in 2.5 s, %d in its slowest "
+              "second" % (rate, hops, slowest))
         check(5 < pct < 100, "pingpong: a cost of %d%%" % pct)
         print("pingpong: %d hops; said %d switches a second, %d%%" % (hops, rate, pct))
     lost_unknown(out)
@@ -328,9 +352,18 @@ def late(tmp):
     info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
     states = info.stdout.split("thread states")[-1]
     # its row of the thread states table: tid, name, switches, lost, known from
-    row = re.search(r"^\s*%d\s.*\s(\d+)\s+(\d+)\s+[\d.]+ s$" % tid, states, re.M)
-    check(row and int(row.group(1)) >= 30,
-          "late: thread %d has not its 30 naps' switches: %s" % (tid, info.stdout))
+    row = re.search(r"^\s*%d\s.*\s(\d+)\s+(\d+)\s+([\d.]+) s$" % tid, states, re.M)
+    # Its naps since tt-sched asked, each a switch out and in (held to one): all 30
+    # where it asked at once; a loaded machine may keep tt-sched off its CPU a while
+    # (asked 90 ms after the first event at load 15: 23 switches), which the states say.
+    f = ttr.Ttr(out)
+    index = f.index_of(tid)
+    known = f.start[1] + float(row.group(3)) * 1e9 if row else 0
+    naps = sum(1 for e in f.events.get(index, []) if e.kind == ttr.REC_END and f.name(e) == "alpha_scope"
+               and f.ns(e.tsc) >= known)
+    check(row and int(row.group(1)) >= naps and (naps == 30 or known > f.ns(f.events[index][0].tsc)),
+          "late: thread %d has not the switches of its %d naps since its states are known: %s"
+          % (tid, naps, info.stdout))
 
 
 def main():
