@@ -1,10 +1,12 @@
-# Sourced by tests/install/install_prefix.sh and tests/install/subproject.sh: runs the programs built
+# Sourced by tests/install/install_prefix.sh, subproject.sh and pkgconfig_meson.sh: runs the programs built
 # from tests/consumers/use.c in DIR, converts each trace with $TT_TEST_TOOL, and checks
-# what each target must have recorded. The loader must find libticktrace by itself.
+# what each target must have recorded. The loader must find libticktrace by itself, or
+# in LIBDIR where one is given (a DESTDIR install, which no rpath can name).
+#   check_use DIR [LIBDIR]
 check_use() {
 	dir=$1
 	for prog in use-markup use-instrument use-wrap; do
-		env -u LD_LIBRARY_PATH TICKTRACE_OUT="$dir/$prog.ttr" "$dir/$prog" || {
+		env -u LD_LIBRARY_PATH ${2:+LD_LIBRARY_PATH=$2} TICKTRACE_OUT="$dir/$prog.ttr" "$dir/$prog" || {
 			echo "$dir/$prog failed (status $?)" >&2
 			return 1
 		}

@@ -3,7 +3,8 @@
 # or cmocka), configured with --prefix in a scratch directory and installed there; then
 #  - a program built through pkg-config runs without LD_LIBRARY_PATH (the .pc's rpath),
 #  - a CMake project finds it with find_package(ticktrace) and builds one program per
-#    target (ticktrace::ticktrace, ::instrument, ::wrap), which record what they must.
+#    target (ticktrace::ticktrace, ::instrument, ::wrap), which record what they must;
+#    another with pkg_check_modules, likewise.
 #   install_prefix.sh SOURCE_ROOT  (TT_TEST_TOOL: the ticktrace command converts)
 set -eu
 src=$1
@@ -31,11 +32,22 @@ cc -std=c11 -DUSE_HEAP -o "$root/pc/use-wrap" "$here/../consumers/use.c" \
 	$(pkg-config --cflags --libs ticktrace-wrap)
 check_use "$root/pc"
 
-# CMake, found through CMAKE_PREFIX_PATH as a user would point it at the prefix.
-cp "$here/../consumers/cmake/CMakeLists.txt" "$here/../consumers/use.c" "$root/"
-mkdir "$root/cmake-src" && mv "$root/CMakeLists.txt" "$root/use.c" "$root/cmake-src/"
-cmake -S "$root/cmake-src" -B "$root/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
-	-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; exit 1; }
-cmake --build "$root/cmake" >>"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; exit 1; }
-check_use "$root/cmake"
-echo "prefix install: pkg-config and CMake programs build, run without LD_LIBRARY_PATH, record"
+# CMake: tests/consumers/cmake's project built in $root/NAME and checked.
+#   cmake_use NAME [CMAKE_ARGS...]
+cmake_use() {
+	name=$1
+	shift
+	mkdir "$root/$name-src"
+	cp "$here/../consumers/cmake/CMakeLists.txt" "$here/../consumers/use.c" "$root/$name-src/"
+	cmake -S "$root/$name-src" -B "$root/$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" \
+		>"$root/$name.log" 2>&1 || { cat "$root/$name.log" >&2; exit 1; }
+	cmake --build "$root/$name" >>"$root/$name.log" 2>&1 || { cat "$root/$name.log" >&2; exit 1; }
+	check_use "$root/$name"
+}
+# find_package, found through CMAKE_PREFIX_PATH as a user would point it at the prefix;
+# and pkg_check_modules, through the same PKG_CONFIG_PATH (its link line kept no -L
+# for the .pc's token: `cannot find -lticktrace`, as meson's, outside recheck r42 N2).
+cmake_use cmake -DCMAKE_PREFIX_PATH="$prefix"
+cmake_use cmake-pkgconfig -DTT_PKG_CONFIG=ON
+echo "prefix install: pkg-config, CMake find_package and pkg_check_modules programs build," \
+	"run without LD_LIBRARY_PATH, record"

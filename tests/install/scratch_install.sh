@@ -1,4 +1,4 @@
-# Sourced by tests/install/link_order.sh, after_inlining.sh and pkgconfig_build.sh: skips (77) a sanitizer
+# Sourced by tests/install/link_order.sh, after_inlining.sh, pkgconfig_build.sh and pkgconfig_meson.sh: skips (77) a sanitizer
 # build, installs BUILD_DIR into a scratch root removed at exit ($root), and points
 # pkg-config at it; $libdir is where the libraries are, and the shell is in $root.
 #   scratch_install BUILD_DIR SANITIZE
