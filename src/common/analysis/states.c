@@ -627,33 +627,32 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 	return true;
 }
 
+/* A set of states, for tt_an_switches. */
+#define TT_AN_SET(what) (1u << (what))
+#define TT_AN_NOT_RUNNING (TT_AN_SET(TT_SCHED_PREEMPTED) | TT_AN_SET(TT_SCHED_BLOCKED) | TT_AN_SET(TT_SCHED_UNKNOWN))
+
+/* The thread's switches from a state in `left` to one in `entered` in [from, to). */
+static int64_t tt_an_switches(const struct tt_an_states *h, int64_t from, int64_t to, unsigned left,
+			      unsigned entered)
+{
+	int64_t n = 0;
+	for (size_t j = tt_an_states_after(h, from); j < h->n && h->at[j].ns < to; j++)
+		n += j > h->from && (TT_AN_SET(h->at[j - 1].what) & left) && (TT_AN_SET(h->at[j].what) & entered);
+	return n;
+}
+
 /* The thread's preemptions that ended in [from, to): where the kernel's accounting
  * moves. */
 static int64_t tt_an_preemptions(const struct tt_an_states *h, int64_t from, int64_t to)
 {
-	int64_t n = 0;
-	for (size_t j = tt_an_states_after(h, from); j < h->n && h->at[j].ns < to; j++)
-		n += j > h->from && h->at[j].what == TT_SCHED_RUNNING && h->at[j - 1].what == TT_SCHED_PREEMPTED;
-	return n;
+	return tt_an_switches(h, from, to, TT_AN_SET(TT_SCHED_PREEMPTED), TT_AN_SET(TT_SCHED_RUNNING));
 }
 
 /* The thread's switches in (preempted or blocked, then running) in [from, to). */
 static int64_t tt_an_switches_in(const struct tt_an_states *h, int64_t from, int64_t to)
 {
-	int64_t n = 0;
-	for (size_t j = tt_an_states_after(h, from); j < h->n && h->at[j].ns < to; j++)
-		n += j > h->from && h->at[j].what == TT_SCHED_RUNNING &&
-		     (h->at[j - 1].what == TT_SCHED_PREEMPTED || h->at[j - 1].what == TT_SCHED_BLOCKED);
-	return n;
-}
-
-/* The thread's switches out (running, then not) in [from, to). */
-static int64_t tt_an_switches_out(const struct tt_an_states *h, int64_t from, int64_t to)
-{
-	int64_t n = 0;
-	for (size_t j = tt_an_states_after(h, from); j < h->n && h->at[j].ns < to; j++)
-		n += j > h->from && h->at[j].what != TT_SCHED_RUNNING && h->at[j - 1].what == TT_SCHED_RUNNING;
-	return n;
+	return tt_an_switches(h, from, to, TT_AN_SET(TT_SCHED_PREEMPTED) | TT_AN_SET(TT_SCHED_BLOCKED),
+			      TT_AN_SET(TT_SCHED_RUNNING));
 }
 
 /* `m`, between readings p and q, added to `sum`, the move over [start, end): all of it
@@ -683,7 +682,8 @@ static void tt_an_moved_add(const struct tt_an_thread *th, const struct tt_sched
 			tt_an_split(th, p->ns, start, &before);
 		if (q->ns > end)
 			tt_an_split(th, end, q->ns, &after);
-		int64_t outs = tt_an_switches_out(h, p->ns, start) + tt_an_switches_out(h, end, q->ns);
+		int64_t outs = tt_an_switches(h, p->ns, start, TT_AN_SET(TT_SCHED_RUNNING), TT_AN_NOT_RUNNING) +
+			       tt_an_switches(h, end, q->ns, TT_AN_SET(TT_SCHED_RUNNING), TT_AN_NOT_RUNNING);
 		int64_t there = before.on_cpu + before.unknown + after.on_cpu + after.unknown;
 		hidden = outs * TT_AN_READ_NEAR_NS < there ? outs * TT_AN_READ_NEAR_NS : there;
 	}
