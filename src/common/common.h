@@ -306,6 +306,11 @@ const char *tt_crash_text(uint32_t crash, char *buf, size_t cap);
 #define TT_BUFFER_EVENTS_DEFAULT (UINT64_C(1) << 20)
 #define TT_BUFFER_EVENTS_MAX (UINT64_C(1) << 36)
 uint64_t tt_buffer_events(const char *text, FILE *err);
+/* A TICKTRACE_OUT-like `path` in `buf`, made absolute with the directory `cwd` ("" when
+ * it cannot be told: left as it is; a name too long with it, too). The runtime reads
+ * its names from its start directory; `record` hands -o to processes that may change
+ * theirs. */
+void tt_in_dir(const char *path, const char *cwd, char *buf, size_t size);
 /* "1.5ms", "200us", "20ns", "2s" or "0" into ns; 0, -1 (not a time) or -ERANGE (a time
  * past the clock's range, 1e30ms: *ns INT64_MAX, which tt_time_in_range says out of
  * range). Every time setting and option is read by it (TICKTRACE_MIN_DUR by both

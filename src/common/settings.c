@@ -7,6 +7,14 @@
 
 #include "common.h"
 
+void tt_in_dir(const char *path, const char *cwd, char *buf, size_t size)
+{
+	size_t len = path[0] == '/' ? 0 : strlen(cwd);
+	const char *slash = len && cwd[len - 1] != '/' ? "/" : "";
+	if (snprintf(buf, size, "%s%s%s", len ? cwd : "", slash, path) >= (int)size)
+		snprintf(buf, size, "%s", path);
+}
+
 uint64_t tt_buffer_events(const char *text, FILE *err)
 {
 	if (!text)

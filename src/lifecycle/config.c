@@ -154,7 +154,7 @@ static void tt__config_log(const char *log)
 		where = TT__LOG_OFF;
 	} else if (log && *log && strcmp(log, "stderr") != 0) {
 		char cwd[4096];
-		tt__in_start_dir(log, getcwd(cwd, sizeof cwd) ? cwd : "", tt__log_pattern,
+		tt_in_dir(log, getcwd(cwd, sizeof cwd) ? cwd : "", tt__log_pattern,
 				 sizeof tt__log_pattern);
 		where = TT__LOG_FILE;
 	} else if ((!log || !*log) && !isatty(2) && (tt__config.zero_markup || tt__record_keeps_logs())) {

@@ -36,15 +36,6 @@ static struct timespec tt__out_since;
 static struct tt_os_run_file tt__placed;
 static uid_t tt__out_uid; /* the effective user the output was resolved as, at start */
 
-void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size)
-{
-	size_t len = path[0] == '/' ? 0 : strlen(cwd);
-	const char *slash = len && cwd[len - 1] != '/' ? "/" : "";
-	/* (A name too long with its directory is left as it is.) */
-	if (snprintf(buf, size, "%s%s%s", len ? cwd : "", slash, path) >= (int)size)
-		snprintf(buf, size, "%s", path);
-}
-
 /* A TICKTRACE_OUT that names a directory no file of the run's goes into, "DIR: why"
  * (tt_os_out_dir): the default name taken instead, said at start; "": none. */
 static char tt__out_refused[4096 + 256];
@@ -61,12 +52,12 @@ static void tt__resolve_pattern(char *cwd, size_t size)
 	char named[4096], there[4096], in_dir[4096];
 	tt__out_refused[0] = 0;
 	if (tt__out_given[0] && tt__expand_pid(tt__out_given, named, sizeof named) == 0) {
-		tt__in_start_dir(named, cwd, there, sizeof there);
+		tt_in_dir(named, cwd, there, sizeof there);
 		int in = tt_os_out_dir(tt__out_given, there, TT_OUT_DEFAULT, in_dir, sizeof in_dir, tt__out_refused,
 				       sizeof tt__out_refused);
 		name = in > 0 ? in_dir : in < 0 ? TT_OUT_DEFAULT : name;
 	}
-	tt__in_start_dir(name, cwd, tt__out_pattern, sizeof tt__out_pattern);
+	tt_in_dir(name, cwd, tt__out_pattern, sizeof tt__out_pattern);
 }
 
 /* What the image this process exec'd from told (TT_ENV_EXEC_IMAGE, "PID:N:APART:
@@ -132,7 +123,7 @@ void tt__resolve_out(void)
 	const char *list = getenv(TT_ENV_LIST);
 	tt__list_path[0] = 0;
 	if (list && *list)
-		tt__in_start_dir(list, cwd, tt__list_path, sizeof tt__list_path);
+		tt_in_dir(list, cwd, tt__list_path, sizeof tt__list_path);
 	/* The file at the run's name now, then the start on the files' clock: a file
 	 * stamped in the start's tick is older only where it was there at the start. */
 	char path[4096];

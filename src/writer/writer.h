@@ -44,8 +44,6 @@ void tt__out_lost_why(int err, char *buf, size_t size) TT__HIDDEN;
  * cannot write into; another user's file or link in a sticky one, which only its owner
  * may replace; another user's directory, or their link to one, tt_os_dir_ours). */
 void tt__check_out(void) TT__HIDDEN;
-/* `path` in `buf`, made absolute with `cwd` ("" when it cannot be: left as it is). */
-void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size) TT__HIDDEN;
 /* This process is one the run's first started (under `ticktrace record`, one the
  * program started), not forked by this image: an exec'd image of a child. */
 int tt__out_is_apart(void) TT__HIDDEN;

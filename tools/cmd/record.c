@@ -238,10 +238,8 @@ static int tt_rec_inspect(const char *program, char *path, size_t cap, struct tt
 static const char *tt_rec_absolute(const char *out, char *buf, size_t cap)
 {
 	char cwd[PATH_MAX];
-	if (out[0] == '/' || !getcwd(cwd, sizeof cwd))
-		return out;
-	int n = snprintf(buf, cap, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", out);
-	return n < 0 || (size_t)n >= cap ? out : buf;
+	tt_in_dir(out, getcwd(cwd, sizeof cwd) ? cwd : "", buf, cap);
+	return buf;
 }
 
 /* In the child: the environment, then the program. LD_PRELOAD: the sanitizer runtime
