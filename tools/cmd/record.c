@@ -436,6 +436,21 @@ struct tt_rec_listed {
 	char *refused;      /* "DIR: why": -o's directory not used (TT_LIST_REFUSED) */
 };
 
+static void tt_rec_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static void tt_rec_listed_free(struct tt_rec_listed *l)
+{
+	tt_rec_names_free(l->files, l->nfiles);
+	tt_rec_names_free(l->logs, l->nlogs);
+	tt_rec_names_free(l->lost, l->nlost);
+	free(l->refused);
+}
+
 /* Adds `path` to `*paths` (`*n` of them, `seen` their stats) unless a file already
  * there is the same (by inode: a process that exec'd wrote the same file twice). */
 static void tt_rec_add(char ***paths, struct stat **seen, size_t *n, const char *path,
@@ -1058,16 +1073,7 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	tt_rec_say_missing(o->out, &listed);
 	tt_rec_say_snapshots(&started);
 	tt_rec_say_logs(listed.logs, listed.nlogs);
-	for (size_t i = 0; i < nfiles; i++)
-		free(files[i]);
-	free(files);
-	for (size_t i = 0; i < listed.nlogs; i++)
-		free(listed.logs[i]);
-	free(listed.logs);
-	for (size_t i = 0; i < listed.nlost; i++)
-		free(listed.lost[i]);
-	free(listed.lost);
-	free(listed.refused);
+	tt_rec_listed_free(&listed);
 out:
 	tt_rec_dir_remove(dir);
 	return rc;
