@@ -487,7 +487,7 @@ static void tt__counters_read(struct tt__slot *slot)
 	}
 	uint64_t process_faults = tt__counters_process_faults();
 	int faults = !c->n || !process_faults || process_faults != c->faults_seen;
-	if (tt__schedstat_read(&c->files, &reading, faults) == 0) {
+	if (tt__schedstat_read(&c->files, &reading, faults, c->n ? c->at[c->n - 1].run_ns : 0) == 0) {
 		if (c->n && reading.wait_ns > c->at[c->n - 1].wait_ns)
 			tt__counters_waited_ns += reading.wait_ns - c->at[c->n - 1].wait_ns;
 		tt__counters_keep(c, &reading);
