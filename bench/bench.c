@@ -363,8 +363,9 @@ static void tt_bench_schedstat_rows(const struct tt_bench_schedstat *s, char wha
 		 "the median of %d turns' ratios, 95 %% sure within %.2f .. %.2f (target <= 1)",
 		 s->on_ms, s->off_ms, s->turns, s->lo, s->hi);
 	snprintf(what[1], 320,
-		 "tt-sched's own CPU time in those children over their wall time, in %% of one CPU: %.2f ms "
-		 "a child, %.2f %% of the CPU time without states", s->tt_sched_ms, s->tt_sched_ms / s->off_ms * 100);
+		 "tt-sched's own CPU time in those children over the same turn's process CPU without states "
+		 "(the part of schedstat_overhead_pct that is tt-sched's): %.2f ms a child, %.2f %% of one CPU "
+		 "over its wall time", s->tt_sched_ms, s->tt_sched_wall_pct);
 	rows[0] = (struct tt_bench_row){"schedstat_overhead_pct", "%", s->pct, 0, what[0], NULL, 0, NULL, TT_BENCH_SCHEDSTAT};
 	rows[1] = (struct tt_bench_row){"schedstat_tt_sched_pct", "%", s->tt_sched_pct, 0, what[1], NULL, 0, NULL,
 					TT_BENCH_SCHEDSTAT};

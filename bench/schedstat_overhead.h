@@ -11,8 +11,9 @@ struct tt_bench_schedstat {
 	double lo, hi; /* where that median lies, 95 % sure */
 	double on_ms;  /* the median CPU time of a child's work, the counters on */
 	double off_ms; /* the same, TICKTRACE_SCHED=0 */
-	double tt_sched_pct; /* tt-sched's CPU time over the child's wall time, in % of one CPU */
+	double tt_sched_pct; /* the median of the turns' tt-sched CPU time over the CPU time off, in % */
 	double tt_sched_ms;  /* its CPU time in a child, ms */
+	double tt_sched_wall_pct; /* and over the child's wall time, in % of one CPU */
 	int turns;
 };
 
