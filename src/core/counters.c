@@ -469,8 +469,9 @@ static uint64_t tt__counters_process_faults(void)
  * (common/analysis/states.c), any of them (one taken while a scope around it was
  * watched, its faults then as the last reading had them, made a scope inside it
  * that no watch followed count 0). Where no thread of the process faulted since the
- * thread's faults were read, they are what they were: stat, the dearest file, is
- * not read (it was most of a reading's CPU time). */
+ * thread's faults were read, or the thread did not run since its last reading (its
+ * CPU time the same), they are what they were: stat, the dearest file, is not read
+ * (it was most of a reading's CPU time). */
 static void tt__counters_read(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
