@@ -2,7 +2,7 @@
  * run. Every figure is the median over --repeats runs; every traced loop runs on a
  * new thread, so it records into a buffer of its own.
  *
- *   ticktrace-bench [--repeats N] [--json FILE] [--hot]
+ *   ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat]
  *
  * Without --hot it runs bench/real_program.sh too (zero_markup_cpu_ratio, zero_markup_start_ms). */
 #include <errno.h>
@@ -354,6 +354,23 @@ static int tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, const
 }
 
 
+/* schedstat_overhead_pct's and schedstat_tt_sched_pct's rows (their texts in `what`). */
+static void tt_bench_schedstat_rows(const struct tt_bench_schedstat *s, char what[2][320], struct tt_bench_row rows[2])
+{
+	snprintf(what[0], 320,
+		 "64 threads recording scopes of 18 us, every tenth a 2 ms sleep: process CPU %.1f ms with "
+		 "the threads' counters as the source (TICKTRACE_SCHED=schedstat), %.1f ms without states; "
+		 "the median of %d turns' ratios, 95 %% sure within %.2f .. %.2f (target <= 1)",
+		 s->on_ms, s->off_ms, s->turns, s->lo, s->hi);
+	snprintf(what[1], 320,
+		 "tt-sched's own CPU time in those children over the same turn's process CPU without states "
+		 "(the part of schedstat_overhead_pct that is tt-sched's): %.2f ms a child, %.2f %% of one CPU "
+		 "over its wall time", s->tt_sched_ms, s->tt_sched_wall_pct);
+	rows[0] = (struct tt_bench_row){"schedstat_overhead_pct", "%", s->pct, 0, what[0], NULL, 0, NULL, TT_BENCH_SCHEDSTAT};
+	rows[1] = (struct tt_bench_row){"schedstat_tt_sched_pct", "%", s->tt_sched_pct, 0, what[1], NULL, 0, NULL,
+					TT_BENCH_SCHEDSTAT};
+}
+
 int main(int argc, char **argv)
 {
 	/* Each child this starts is a run of its own, measured alone, not one this run
@@ -395,6 +412,7 @@ int main(int argc, char **argv)
 	int repeats = 11;
 	const char *json_path = NULL;
 	int hot_only = 0; /* --hot: the hot path's figures only, without stream, converter, sampler */
+	int schedstat_only = 0; /* --schedstat: the threads' counters' figures only */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
 			repeats = atoi(argv[++i]);
@@ -402,14 +420,24 @@ int main(int argc, char **argv)
 			json_path = argv[++i];
 		else if (strcmp(argv[i], "--hot") == 0)
 			hot_only = 1;
+		else if (strcmp(argv[i], "--schedstat") == 0)
+			schedstat_only = 1;
 		else {
-			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE] [--hot]\n");
+			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat]\n");
 			return 2;
 		}
 	}
 	if (repeats < 1 || repeats > 1000) {
 		fprintf(stderr, "ticktrace-bench: --repeats takes 1 to 1000\n");
 		return 2;
+	}
+	if (schedstat_only) {
+		struct tt_bench_schedstat schedstat = {0};
+		tt_bench_part_ran(TT_BENCH_SCHEDSTAT, tt_bench_schedstat_overhead(repeats, &schedstat) != 0);
+		char what[2][320];
+		struct tt_bench_row rows[2];
+		tt_bench_schedstat_rows(&schedstat, what, rows);
+		return tt_bench_report(rows, 2, 0, json_path);
 	}
 
 	double *rdtsc = calloc((size_t)repeats, sizeof(double));
@@ -553,15 +581,13 @@ int main(int argc, char **argv)
 		 "two threads handing on a byte through pipes, %.0f switches/s, an event per hop: CPU per hop "
 		 "%.0f ns with thread states, %.0f ns without (target <= 2)",
 		 sched.switches_per_s, sched.on_ns, sched.off_ns);
-	char floor_what[240], schedstat_what[240], above_what[240];
+	char floor_what[240], above_what[240], schedstat_what[2][320];
+	struct tt_bench_row schedstat_rows[2];
+	tt_bench_schedstat_rows(&schedstat, schedstat_what, schedstat_rows);
 	snprintf(above_what, sizeof above_what,
 		 "what states add a hop beyond the kernel's records, each turn's four children compared, over "
 		 "the hop without states: the median of %d turns, 95 %% sure within %.2f .. %.2f (target <= 1)",
 		 repeats, sched.above_floor_lo, sched.above_floor_hi);
-	snprintf(schedstat_what, sizeof schedstat_what,
-		 "64 threads recording scopes of 18 us, every tenth a 2 ms sleep: process CPU %.1f ms with "
-		 "the threads' counters as the source (TICKTRACE_SCHED=schedstat), %.1f ms without states "
-		 "(target <= 1)", schedstat.on_ms, schedstat.off_ms);
 	snprintf(floor_what, sizeof floor_what,
 		 "the same hops with no ticktrace, each thread opening the same switch records for itself, "
 		 "a thread draining them every 10 ms: %.0f ns a hop, %.0f ns without (sched_overhead_pct - "
@@ -609,7 +635,8 @@ int main(int argc, char **argv)
 		{"sched_overhead_pct", "%", sched.pct, 0, sched_what, NULL, 0, NULL, TT_BENCH_SCHED},
 		{"sched_kernel_floor_pct", "%", sched.floor_pct, 0, floor_what, NULL, 0, NULL, TT_BENCH_SCHED},
 		{"sched_above_floor_pct", "%", sched.above_floor_pct, 0, above_what, NULL, 0, NULL, TT_BENCH_SCHED},
-		{"schedstat_overhead_pct", "%", schedstat.pct, 0, schedstat_what, NULL, 0, NULL, TT_BENCH_SCHEDSTAT},
+		schedstat_rows[0],
+		schedstat_rows[1],
 		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL, TT_BENCH_SNAPSHOT},
 		{"snapshot_ms", "ms", snapshot.snapshot_ms, 0, snapshot_what, NULL, 0, NULL, TT_BENCH_SNAPSHOT},
 		{"snapshot_overhead_pct", "%", snapshot.overhead_pct, 0, snapshot_cost_what, NULL, 0, NULL, TT_BENCH_SNAPSHOT},

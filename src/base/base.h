@@ -264,9 +264,11 @@ int tt__schedstat_task_dir(void) TT__HIDDEN;
  * -errno. */
 int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid, int dir) TT__HIDDEN;
 /* Its counters now (format.h: struct tt_schedstat_sample; the page faults only with
- * `faults`: the dearest part, left as they are in *out without): 0, or -1 (it exited,
- * or its CPU time and wait were never read within TT_SCHEDSTAT_SPAN_NS). */
-int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults) TT__HIDDEN;
+ * `faults`, and only where its CPU time is not `ran_ns`, the last reading's (0: none):
+ * the dearest part, left as they are in *out without): 0, or -1 (it exited, or its CPU
+ * time and wait were never read within TT_SCHEDSTAT_SPAN_NS). */
+int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults,
+		       uint64_t ran_ns) TT__HIDDEN;
 void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
 /* The calling thread's own counters now (thread `tid`: its schedstat opened for a
  * moment, in the caller's table; its faults without stat): 0, or -1 (as above). */

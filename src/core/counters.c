@@ -469,8 +469,9 @@ static uint64_t tt__counters_process_faults(void)
  * (common/analysis/states.c), any of them (one taken while a scope around it was
  * watched, its faults then as the last reading had them, made a scope inside it
  * that no watch followed count 0). Where no thread of the process faulted since the
- * thread's faults were read, they are what they were: stat, the dearest file, is
- * not read (it was most of a reading's CPU time). */
+ * thread's faults were read, or the thread did not run since its last reading (its
+ * CPU time the same), they are what they were: stat, the dearest file, is not read
+ * (it was most of a reading's CPU time). */
 static void tt__counters_read(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
@@ -487,7 +488,7 @@ static void tt__counters_read(struct tt__slot *slot)
 	}
 	uint64_t process_faults = tt__counters_process_faults();
 	int faults = !c->n || !process_faults || process_faults != c->faults_seen;
-	if (tt__schedstat_read(&c->files, &reading, faults) == 0) {
+	if (tt__schedstat_read(&c->files, &reading, faults, c->n ? c->at[c->n - 1].run_ns : 0) == 0) {
 		if (c->n && reading.wait_ns > c->at[c->n - 1].wait_ns)
 			tt__counters_waited_ns += reading.wait_ns - c->at[c->n - 1].wait_ns;
 		tt__counters_keep(c, &reading);

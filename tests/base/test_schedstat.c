@@ -1,6 +1,7 @@
 /* base/schedstat.c: a thread's counters read by another thread (its /proc files kept
  * open) and by the thread itself at its exit (tt__schedstat_read_own: its faults from
- * getrusage, not stat) say the same thing of it; the thread's own reading, in the
+ * getrusage, not stat) say the same thing of it; its faults are read only where it ran
+ * since the last reading; the thread's own reading, in the
  * program's table of descriptors, never closes a file of the program's. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -51,13 +52,13 @@ static void test_own_reading_agrees_with_stat(void **state)
 	struct tt__schedstat files, in_dir;
 	struct tt_schedstat_sample outside, outside_in_dir;
 	assert_int_equal(tt__schedstat_open(&files, helper_tid, -1), 0);
-	assert_int_equal(tt__schedstat_read(&files, &outside, 1), 0);
+	assert_int_equal(tt__schedstat_read(&files, &outside, 1, 0), 0);
 	tt__schedstat_close(&files);
 	/* opened in /proc/self/task's descriptor: the same files (the helper waits) */
 	int dir = tt__schedstat_task_dir();
 	assert_true(dir >= 0);
 	assert_int_equal(tt__schedstat_open(&in_dir, helper_tid, dir), 0);
-	assert_int_equal(tt__schedstat_read(&in_dir, &outside_in_dir, 1), 0);
+	assert_int_equal(tt__schedstat_read(&in_dir, &outside_in_dir, 1, 0), 0);
 	tt__schedstat_close(&in_dir);
 	close(dir);
 	assert_true(outside_in_dir.minflt == outside.minflt && outside_in_dir.majflt == outside.majflt);
@@ -75,6 +76,33 @@ static void test_own_reading_agrees_with_stat(void **state)
 	assert_true(own_after.run_ns > own_before.run_ns && own_after.run_ns <= outside.run_ns);
 	assert_true(own_after.wait_ns <= outside.wait_ns && own_after.timeslices <= outside.timeslices);
 	assert_true(own_after.ns > own_before.ns && own_after.ns < outside.ns);
+}
+
+/* A thread that has not run since the last reading (its CPU time the same) took no
+ * fault: its faults are left as the caller has them, stat not read (nor opened); one
+ * that ran has them read. Before, stat was read whatever the CPU time said. */
+static void test_faults_read_only_where_it_ran(void **state)
+{
+	(void)state;
+	pthread_t t;
+	pthread_barrier_init(&step, NULL, 2);
+	assert_int_equal(pthread_create(&t, NULL, helper, NULL), 0);
+	pthread_barrier_wait(&step); /* (it waits on the barrier now, running nothing) */
+	struct tt__schedstat files;
+	struct tt_schedstat_sample first, still = {.minflt = UINT64_MAX, .majflt = UINT64_MAX}, ran = still;
+	assert_int_equal(tt__schedstat_open(&files, helper_tid, -1), 0);
+	assert_int_equal(tt__schedstat_read(&files, &first, 0, 0), 0);
+	assert_true(files.stat_fd < 0); /* (no faults asked) */
+	assert_int_equal(tt__schedstat_read(&files, &still, 1, first.run_ns), 0);
+	assert_true(still.run_ns == first.run_ns && still.ns > first.ns);
+	assert_true(still.minflt == UINT64_MAX && still.majflt == UINT64_MAX && files.stat_fd < 0);
+	/* (as if the last reading's CPU time were another: read) */
+	assert_int_equal(tt__schedstat_read(&files, &ran, 1, first.run_ns - 1), 0);
+	assert_true(files.stat_fd >= 0);
+	assert_true(ran.minflt >= PAGES && ran.minflt != UINT64_MAX && ran.majflt != UINT64_MAX);
+	tt__schedstat_close(&files);
+	pthread_barrier_wait(&step);
+	pthread_join(t, NULL);
 }
 
 /* A thread of the program's that closes every descriptor and opens its own file at the
@@ -128,6 +156,7 @@ static void test_own_reading_leaves_the_programs_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_own_reading_agrees_with_stat),
+					   cmocka_unit_test(test_faults_read_only_where_it_ran),
 					   cmocka_unit_test(test_own_reading_leaves_the_programs_file)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
