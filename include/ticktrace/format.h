@@ -183,6 +183,11 @@ enum tt_file_flags {
 	TT_FILE_GAVE_SCHED = 1u << 17,
 	TT_FILE_GAVE_DUMP = 1u << 18,
 	TT_FILE_GAVE_LIVE = 1u << 19,
+	/* Under an address-space limit (RLIMIT_AS) the buffers, mapped as they filled,
+	 * stopped growing where the program's own use of its room left them no more (a
+	 * quarter of what was free at most): the events past them dropped, counted as
+	 * "no memory". */
+	TT_FILE_GAVE_ROOM = 1u << 20,
 };
 
 /* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)

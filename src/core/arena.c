@@ -31,8 +31,12 @@
 #define TT__LIVE_PERIOD_NS 200000000
 
 static char *tt__arena_base, *tt__arena_end;
-/* The arena as mapped; its last tt__arena_aside bytes are no chunk's (tt__arena_set_aside). */
+/* The arena as it may be; its last tt__arena_aside bytes are no chunk's (tt__arena_set_aside). */
 static char *tt__arena_mapped_end;
+/* The arena mapped so far, [base, grown): the whole, but under an address-space limit,
+ * where it grows as it fills, each step while the program leaves it room. */
+static char *tt__arena_grown;
+static int tt__arena_room_refused; /* a step refused: TT_FILE_GAVE_ROOM */
 static uint64_t tt__arena_aside;
 static char *tt__arena_fresh; /* the next chunk never handed out */
 static char *tt__arena_ready; /* [fresh, ready) is faulted in */
@@ -385,6 +389,14 @@ static void tt__end_sleeper(struct tt__sleeper *s)
 	tt_os_wake(&s->seq);
 }
 
+/* Where chunks may be handed out up to now: the arena's end, or where it has grown to. */
+static char *tt__arena_usable_end(void)
+{
+	char *end = __atomic_load_n(&tt__arena_end, __ATOMIC_ACQUIRE);
+	char *grown = __atomic_load_n(&tt__arena_grown, __ATOMIC_ACQUIRE);
+	return grown < end ? grown : end;
+}
+
 static void tt__prefault_end(void)
 {
 	tt__end_sleeper(&tt__prefault_sleeper);
@@ -407,11 +419,12 @@ static void *tt__prefault_main(void *unused)
 			return NULL;
 		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
+		char *end = tt__arena_usable_end();
 		if (ready < fresh)
 			ready = fresh; /* the writers overtook us: what they passed is theirs */
 		tt__size_prefault_window(fresh, tt_os_monotonic_ns());
 		size_t left = (size_t)(ready - fresh);
-		if (ready >= tt__arena_end || left >= tt__prefault_ahead) {
+		if (ready >= end || left >= tt__prefault_ahead) {
 			tt__sleep(&tt__prefault_sleeper, seq, TT_OS_FOREVER);
 			continue;
 		}
@@ -422,8 +435,8 @@ static void *tt__prefault_main(void *unused)
 			continue;
 		}
 		size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
-		if (step > (size_t)(tt__arena_end - ready))
-			step = (size_t)(tt__arena_end - ready);
+		if (step > (size_t)(end - ready))
+			step = (size_t)(end - ready);
 		struct tt_os_signals old;
 		tt_os_signals_block(&old);
 		tt__core_lock(1);
@@ -503,7 +516,12 @@ static int tt__start_arena_threads(int wait)
  * limit: its threads' stacks, the first thread's scratch chunk, 3.2 MiB with markup;
  * with the patcher's code and memory, 8.6 MiB in the zero-markup build, whose shadow
  * stacks take 1/64 of the room more), said once, and below a useful size none: the
- * arena alone took a quarter once, and a zero-markup lz4 that ran in 27 MiB failed. */
+ * arena alone took a quarter once, and a zero-markup lz4 that ran in 27 MiB failed.
+ * That much is mapped only as the buffers fill, TT__ARENA_STEP at a time, each step
+ * while the buffers stay within a quarter of what is free then (the program's own
+ * growth leaves them less): reserved at start, the quarter made an xz that ran in
+ * 293 MiB fail at 371 (outside r42 N5); a step refused, they grow no more, said. */
+#define TT__ARENA_STEP (2u << 20)
 #define TT__ARENA_ROOM_PART 4
 #define TT__ARENA_LIMITED_MIN (4u << 20)
 #define TT__ARENA_BESIDE (4u << 20)
@@ -531,9 +549,50 @@ static uint64_t tt__arena_budget(void)
 	fprintf(tt__err, "ticktrace: the address-space limit (ulimit -v, RLIMIT_AS: %" PRIu64 " MiB, %"
 		PRIu64 " MiB of it free) leaves trace buffers %" PRIu64 " MiB (ticktrace takes at most a "
 		"quarter of what is free, %" PRIu64 " MiB of it besides them) of the %" PRIu64 " MiB asked "
-		"(TICKTRACE_MEMORY); events past them are dropped, counted\n",
+		"(TICKTRACE_MEMORY), mapped as they fill while the program leaves them room; events "
+		"past them are dropped, counted\n",
 		limit >> 20, room >> 20, share >> 20, beside >> 20, asked >> 20);
 	return share;
+}
+
+/* An arena that grows in place (tt__arena_grow), mapped `size` bytes to begin with. */
+static void *tt__arena_map_growable(uint64_t size)
+{
+	void *at = tt_os_reserve_growable(size, tt_os_address_limit());
+	if (!at || tt__chunks_fd() < 0)
+		return at;
+	void *view = tt__arena_map(at, size); /* (the file's view in its place) */
+	if (!view)
+		tt_os_free(at, size);
+	return view;
+}
+
+/* Core lock held: the arena a step larger (under an address-space limit), while its
+ * buffers stay within a quarter of what is free, themselves counted as free; else,
+ * from then on, no more (TT_FILE_GAVE_ROOM). */
+static int tt__arena_grow(void)
+{
+	char *grown = tt__arena_grown;
+	uint64_t held = (uint64_t)(grown - tt__arena_base);
+	uint64_t step = (uint64_t)(tt__arena_mapped_end - grown);
+	step = step < TT__ARENA_STEP ? step : TT__ARENA_STEP;
+	if (!step || tt__arena_room_refused)
+		return -1;
+	uint64_t room = tt__address_room();
+	if ((room != UINT64_MAX && (held + step) * TT__ARENA_ROOM_PART > room + held) ||
+	    tt_os_grow(tt__arena_base, held, held + step) != 0) {
+		__atomic_store_n(&tt__arena_room_refused, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	if (tt__chunks_fd() < 0)
+		tt_os_huge_pages(grown, step);
+	__atomic_store_n(&tt__arena_grown, grown + step, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int tt__arena_gave_room(void)
+{
+	return __atomic_load_n(&tt__arena_room_refused, __ATOMIC_RELAXED);
 }
 
 int tt__arena_init(void)
@@ -546,13 +605,16 @@ int tt__arena_init(void)
 		return -E2BIG;
 	uint64_t largest = budget < TT__ARENA_MAX ? budget : TT__ARENA_MAX;
 	uint64_t smallest = largest < TT__ARENA_MIN ? largest : TT__ARENA_MIN;
+	int growing = tt_os_address_limit() != UINT64_MAX;
 	for (uint64_t size = largest; size >= smallest && size >= TT__CHUNK_SIZE;
 	     size = size / 2 / TT__CHUNK_SIZE * TT__CHUNK_SIZE) {
-		void *base = tt__arena_map(NULL, size);
+		uint64_t first = growing && size > TT__ARENA_STEP ? TT__ARENA_STEP : size;
+		void *base = first < size ? tt__arena_map_growable(first) : tt__arena_map(NULL, size);
 		if (!base)
 			continue;
 		tt__arena_base = tt__arena_fresh = tt__arena_ready = base;
 		tt__arena_mapped_end = tt__arena_base + size;
+		tt__arena_grown = tt__arena_base + first;
 		tt__arena_aside = tt__config.memory_aside_part ? size / tt__config.memory_aside_part /
 								 TT__CHUNK_SIZE * TT__CHUNK_SIZE : 0;
 		tt__arena_end = tt__arena_mapped_end - tt__arena_aside;
@@ -561,7 +623,7 @@ int tt__arena_init(void)
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
 		 * fault instead of 512, where the kernel allows (not for a file). */
 		if (tt__chunks_fd() < 0)
-			tt_os_huge_pages(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP);
+			tt_os_huge_pages(tt__arena_base + TT__PREFAULT_STEP, first - TT__PREFAULT_STEP);
 		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
 			return -ENOSPC;
 		if (tt__arena_commit(tt__arena_base, TT__CHUNK_SIZE) != 0)
@@ -584,7 +646,7 @@ void tt__arena_reset_after_fork(void)
 	 * (or private memory) in their place and starts from the beginning. */
 	if (tt__chunks_fd() >= 0) {
 		tt__mode->chunks_after_fork();
-		if (!tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_mapped_end - tt__arena_base)))
+		if (!tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_grown - tt__arena_base)))
 			tt__arena_end = tt__arena_base; /* no chunks: events are counted as dropped */
 		tt__arena_fresh = tt__arena_ready = tt__arena_base;
 		tt__free_chunks = NULL;
@@ -630,7 +692,7 @@ uint64_t tt__arena_set_aside_bytes(void)
 
 uint64_t tt__arena_bytes(void)
 {
-	return (uint64_t)(tt__arena_mapped_end - tt__arena_base);
+	return (uint64_t)(__atomic_load_n(&tt__arena_grown, __ATOMIC_ACQUIRE) - tt__arena_base);
 }
 
 static int tt__arena_used_up; /* a chunk was wanted past the arena's end */
@@ -654,6 +716,10 @@ struct tt__chunk *tt__chunk_alloc(void)
 		}
 		if (tt__arena_cover(chunk + TT__CHUNK_SIZE) < 0)
 			return NULL;
+		if (chunk + TT__CHUNK_SIZE > tt__arena_grown && tt__arena_grow() < 0) {
+			__atomic_store_n(&tt__arena_used_up, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
 		/* Past what tt-prefault committed, where the writers may not touch the
 		 * reservation before it is: committed here (tt-prefault committing it too
 		 * changes nothing the writer wrote). */

@@ -344,7 +344,10 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDD
 /* 0, -E2BIG: the address-space limit leaves no room (said), or -ENOMEM */
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
-uint64_t tt__arena_bytes(void) TT__HIDDEN; /* the arena: the run's memory budget */
+uint64_t tt__arena_bytes(void) TT__HIDDEN; /* the arena: the run's memory budget (as grown) */
+/* Whether the arena stopped growing where the program left it no room (an address-space
+ * limit: TT_FILE_GAVE_ROOM). */
+int tt__arena_gave_room(void) TT__HIDDEN;
 /* The arena's last `bytes` (whole chunks, never one taken) kept out of the buffers,
  * for memory the run takes beside them within the budget (the snapshots' copies);
  * tt__arena_init sets aside tt__config.memory_aside_part, before any chunk is taken;

@@ -414,7 +414,13 @@ void tt__say_drops(void)
 			"them all\n", (uint64_t)tt__config.chunk_budget * TT__CHUNK_RECORDS,
 			tt__config.buffer_events, (size_t)TT__CHUNK_RECORDS);
 	uint64_t aside = tt__arena_set_aside_bytes();
-	if (tt__arena_full() && aside)
+	if (tt__arena_full() && tt__arena_gave_room())
+		fprintf(tt__err, "ticktrace: the buffers of all threads together stopped at %" PRIu64
+			" MiB, where the program's own use of its address space (ulimit -v, RLIMIT_AS: "
+			"%" PRIu64 " MiB) left them no more room (they take at most a quarter of what "
+			"is free as they grow, the rest the program's): TICKTRACE_MODE="
+			"stream or ring keeps more\n", tt__arena_bytes() >> 20, tt_os_address_limit() >> 20);
+	else if (tt__arena_full() && aside)
 		fprintf(tt__err, "ticktrace: the buffers of all threads together reached their part "
 			"of the run's memory budget, %" PRIu64 " of %" PRIu64 " KiB (TICKTRACE_MEMORY; "
 			"the rest is kept for the snapshots' copies): set it larger, or TICKTRACE_BUFFER "

@@ -301,6 +301,26 @@ void *tt_os_reserve(size_t size)
 	return at;
 }
 
+void *tt_os_reserve_growable(size_t size, uint64_t away)
+{
+	const size_t align = 2u << 20;
+	char *probe = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (probe == MAP_FAILED)
+		return NULL;
+	munmap(probe, size);
+	uintptr_t below = (uintptr_t)away + size + align;
+	uintptr_t hint = (uintptr_t)probe > below + (1u << 30) ? ((uintptr_t)probe - below) & ~(uintptr_t)(align - 1) : 0;
+	/* (a hint: where it is taken, the kernel's own place, which may not grow) */
+	char *at = mmap((void *)hint, size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return at == MAP_FAILED ? NULL : at;
+}
+
+int tt_os_grow(void *at, size_t size, size_t new_size)
+{
+	return mremap(at, size, new_size, 0) == MAP_FAILED ? -ENOMEM : 0;
+}
+
 int tt_os_commit(void *at, size_t size)
 {
 	tt_os_fault_in(at, size);

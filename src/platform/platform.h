@@ -157,6 +157,15 @@ void tt_os_wake_all(uint32_t *word);
  * faults where touched before it is committed; Linux's read and write at once, each
  * page there as it is first touched (MAP_NORESERVE), which a commit faults in. */
 void *tt_os_reserve(size_t size);
+/* A reservation as tt_os_reserve's that can grow in place (tt_os_grow) while the rest
+ * of the process maps up to `away` bytes more: Linux's placed that far below where the
+ * kernel would put it (it maps downwards from there; under an address-space limit the
+ * process maps no more than the limit); Windows' tt_os_reserve's (none is limited). */
+void *tt_os_reserve_growable(size_t size, uint64_t away);
+/* [at, at + size) of a reservation or a file's view (tt_os_map_view) grown in place to
+ * `new_size`: 0, or -ENOMEM where what follows it is taken or the limit refuses it
+ * (Windows: -ENOSYS, never asked). */
+int tt_os_grow(void *at, size_t size, size_t new_size);
 /* Memory behind [at, at + size) of a reservation, faulted in, so that the hot path
  * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
  * again, what is there is left as it is (a thread may be writing into it). */

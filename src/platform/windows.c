@@ -531,6 +531,20 @@ void *tt_os_reserve(size_t size)
 	return VirtualAlloc(NULL, size, MEM_RESERVE, PAGE_NOACCESS);
 }
 
+void *tt_os_reserve_growable(size_t size, uint64_t away)
+{
+	(void)away;
+	return tt_os_reserve(size);
+}
+
+int tt_os_grow(void *at, size_t size, size_t new_size)
+{
+	(void)at;
+	(void)size;
+	(void)new_size;
+	return -ENOSYS;
+}
+
 int tt_os_commit(void *at, size_t size)
 {
 	if (!VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE))

@@ -16,7 +16,7 @@ void tt__file_header(struct tt_file_header *header, uint32_t flags)
 	tt__clock_fill_header(header);
 	header->unregistered_dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED);
 	header->flags |= flags | (tt__config.min_dur_ticks ? TT_FILE_MIN_DUR : 0) |
-			 tt__threads_given_back();
+			 tt__threads_given_back() | (tt__arena_gave_room() ? TT_FILE_GAVE_ROOM : 0);
 	header->crash_signal = (uint32_t)__atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
 	if (header->crash_signal)
 		header->flags |= TT_FILE_CRASHED;

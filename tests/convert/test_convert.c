@@ -200,6 +200,29 @@ static void test_killed_stream_counts_its_gaps(void **state)
 	free(r.out);
 }
 
+/* A run of dropped events (its DROPPED record) is counted among the dropped alone,
+ * never as an event besides: a thread's events and dropped add up to what it recorded
+ * (descriptors' "dup2, record" counted 640,001 for 640,000, a worker's one gap twice). */
+static void test_gaps_are_not_events(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_WAKE, 2000), R(TT_REC_END, 0, 2050), R(TT_REC_DROPPED, 58, 2100),
+		R(TT_REC_VALUE, TT_GAP_DEPTHS(0, 0), 2200), R(TT_REC_INSTANT, S_WAKE, 2300)};
+	write_streamed(fx->in, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	/* tid, name, events, dropped */
+	if (!strstr(r.out, "producer                        3         58 "))
+		fail_msg("info: producer's events 3 and dropped 58:\n%s", r.out);
+	free(r.out);
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, ": 3 events, 1 threads, 58 dropped, ");
+	free(r.out);
+}
+
 /* A scope whose end was among dropped events (a stream's disk behind) closes at the
  * run's start, flagged unterminated: its spike says how much later it may have ended,
  * by the next record (f1's open point: its end's uncertainty not said), in spikes'
@@ -645,6 +668,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_gaps_are_not_events, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_live_file, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_live_threads_out_of_place, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_cut_in_half_event_dropped, setup, tt_fixture_teardown),

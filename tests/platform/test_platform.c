@@ -1065,6 +1065,48 @@ static void test_core_asks(void **state)
 #endif
 }
 
+/* A reservation that grows in place (the arena under an address-space limit): Linux's
+ * grows 2 MiB at a time to 32 MiB while the process maps as much beside it, each step
+ * written, and a step past the limit is refused; Windows' is a reservation, never
+ * grown (no limit there). */
+static void test_reserve_growable(void **state)
+{
+	(void)state;
+	const size_t step = 2u << 20;
+#ifdef _WIN32
+	char *at = tt_os_reserve_growable(step, UINT64_MAX);
+	assert_non_null(at);
+	assert_int_equal(tt_os_grow(at, step, 2 * step), -ENOSYS);
+#else
+	pid_t child = fork();
+	if (child == 0) {
+		struct rlimit limit;
+		uint64_t room = 96u << 20;
+		if (getrlimit(RLIMIT_AS, &limit) != 0)
+			_exit(2);
+		limit.rlim_cur = (rlim_t)(tt_os_address_mapped() + room);
+		if (setrlimit(RLIMIT_AS, &limit) != 0)
+			_exit(2);
+		char *at = tt_os_reserve_growable(step, (uint64_t)limit.rlim_cur);
+		if (!at)
+			_exit(3);
+		size_t size = step;
+		for (; size < (32u << 20); size += step) {
+			if (!tt_os_alloc(step)) /* (the program's, kept) */
+				_exit(4);
+			if (tt_os_grow(at, size, size + step) != 0)
+				_exit(5);
+			at[size + step - 1] = 1;
+		}
+		_exit(tt_os_grow(at, size, size + room) == -ENOMEM ? 0 : 6);
+	}
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+#endif
+}
+
 /* A directory of the test's own (tt_temp_dir), and `path`, `name` in it. */
 static void tt_temp_file(char *dir, size_t dir_size, char *path, size_t size, const char *name)
 {
@@ -2311,7 +2353,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
+		cmocka_unit_test(test_memory), cmocka_unit_test(test_reserve_growable), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity), cmocka_unit_test(test_file_copy),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),

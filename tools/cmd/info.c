@@ -477,6 +477,11 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	if (tt_gave_back_text(h->flags, gave, sizeof gave))
 		fprintf(out, "  gave way: the program's pthread_create met the limit on the user's "
 			"processes (RLIMIT_NPROC or a cgroup's pids.max): ticktrace ended %s\n", gave);
+	if (h->flags & TT_FILE_GAVE_ROOM)
+		fprintf(out, "  gave way: the address-space limit (ulimit -v, RLIMIT_AS): the trace buffers "
+			"stopped growing where the program's own use of its room left them no more (a "
+			"quarter of what was free at most); the events past them were dropped, counted "
+			"(no memory)\n");
 	const char *erased = tt_file_erased_missing(f);
 	if (erased)
 		fprintf(out, "  erased:   %s\n", erased);

@@ -120,7 +120,7 @@ struct tt_event {
 };
 
 struct tt_summary {
-	uint64_t events;       /* logical events: records that are not PAD or VALUE */
+	uint64_t events;       /* logical events: records that are not PAD, VALUE or DROPPED */
 	uint64_t threads;
 	uint64_t dropped;      /* events the runtime lost */
 	uint64_t unmatched;    /* END / FUNC_EXIT with no open scope to close */

@@ -602,7 +602,8 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 			}
 			st->last_tsc = tsc;
 			st->last_ts = ts;
-			events++;
+			/* (a run of lost events is counted among the dropped, not again here) */
+			events += kind != TT_REC_DROPPED;
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
 		}
