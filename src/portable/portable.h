@@ -160,8 +160,8 @@ void __cyg_profile_func_exit(void *fn, void *call_site);
 /* Start-up: tt-prefault, which faults the arena in ahead of the threads. */
 void tt__prefault_start(void);
 
-/* counters.c: each thread's CPU time, read by tt-sched (started here, unless
- * TICKTRACE_SCHED=0) for spikes' split. tt__counters_copy (tt__lock held, at a
+/* counters.c: each thread's counters (the platform's: tt_os_counters_*), read by
+ * tt-sched (started here, unless TICKTRACE_SCHED=0) for spikes' split. tt__counters_copy (tt__lock held, at a
  * dump): slot s's readings, one more taken now, malloc'd, *n of them, and their
  * SCHEDSTAT section's head; NULL: none. */
 void tt__counters_start(void);

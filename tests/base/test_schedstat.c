@@ -1,5 +1,6 @@
-/* base/schedstat.c: a thread's counters read by another thread (its /proc files kept
- * open) and by the thread itself at its exit (tt__schedstat_read_own: its faults from
+/* Linux's counters (platform/linux.c, tt_os_counters_*): a thread's counters read by
+ * another thread (its /proc files kept open) and by the thread itself at its exit
+ * (tt_os_counters_read_own: its faults from
  * getrusage, not stat) say the same thing of it; the thread's own reading, in the
  * program's table of descriptors, never closes a file of the program's. */
 #include <pthread.h>
@@ -31,10 +32,10 @@ static void *helper(void *unused)
 	helper_tid = (uint32_t)gettid();
 	char *pages = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(pages != MAP_FAILED);
-	assert_int_equal(tt__schedstat_read_own(helper_tid, &own_before), 0);
+	assert_int_equal(tt_os_counters_read_own(helper_tid, &own_before), 0);
 	for (int i = 0; i < PAGES; i++)
 		pages[i * 4096] = 1;
-	assert_int_equal(tt__schedstat_read_own(helper_tid, &own_after), 0);
+	assert_int_equal(tt_os_counters_read_own(helper_tid, &own_after), 0);
 	pthread_barrier_wait(&step); /* read from outside now */
 	pthread_barrier_wait(&step);
 	munmap(pages, PAGES * 4096);
@@ -48,17 +49,17 @@ static void test_own_reading_agrees_with_stat(void **state)
 	pthread_barrier_init(&step, NULL, 2);
 	assert_int_equal(pthread_create(&t, NULL, helper, NULL), 0);
 	pthread_barrier_wait(&step);
-	struct tt__schedstat files, in_dir;
+	struct tt_os_counters files, in_dir;
 	struct tt_schedstat_sample outside, outside_in_dir;
-	assert_int_equal(tt__schedstat_open(&files, helper_tid, -1), 0);
-	assert_int_equal(tt__schedstat_read(&files, &outside, 1), 0);
-	tt__schedstat_close(&files);
+	assert_int_equal(tt_os_counters_open(&files, helper_tid, -1), 0);
+	assert_int_equal(tt_os_counters_read(&files, &outside, 1), 0);
+	tt_os_counters_close(&files);
 	/* opened in /proc/self/task's descriptor: the same files (the helper waits) */
-	int dir = tt__schedstat_task_dir();
+	int dir = tt_os_counters_dir();
 	assert_true(dir >= 0);
-	assert_int_equal(tt__schedstat_open(&in_dir, helper_tid, dir), 0);
-	assert_int_equal(tt__schedstat_read(&in_dir, &outside_in_dir, 1), 0);
-	tt__schedstat_close(&in_dir);
+	assert_int_equal(tt_os_counters_open(&in_dir, helper_tid, dir), 0);
+	assert_int_equal(tt_os_counters_read(&in_dir, &outside_in_dir, 1), 0);
+	tt_os_counters_close(&in_dir);
 	close(dir);
 	assert_true(outside_in_dir.minflt == outside.minflt && outside_in_dir.majflt == outside.majflt);
 	assert_true(outside_in_dir.wait_ns == outside.wait_ns && outside_in_dir.timeslices == outside.timeslices);
@@ -116,11 +117,11 @@ static void test_own_reading_leaves_the_programs_file(void **state)
 	assert_true(program >= 0);
 	struct tt_schedstat_sample reading;
 	swap = program;
-	tt__schedstat_read_own((uint32_t)gettid(), &reading);
+	tt_os_counters_read_own((uint32_t)gettid(), &reading);
 	assert_true(swap_kept(program));
 	/* (by its path: the files any thread of the program's opens for it) */
 	swap = program;
-	tt__schedstat_read_other((uint32_t)gettid(), &reading);
+	tt_os_counters_read_other((uint32_t)gettid(), &reading);
 	assert_true(swap_kept(program));
 	close(program);
 }
