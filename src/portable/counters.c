@@ -15,8 +15,8 @@
  * exits and at each dump. TICKTRACE_SCHED=0: none. (This file goes once core/ builds
  * for Windows: its counters.c follows the scopes and reads on the same face.)
  *
- * Locks: tt-sched takes tt__lock to list the threads, lets it go, then takes
- * tt__counters.lock to read and store; the dump holds tt__lock and tries
+ * Locks: tt-sched takes tt__run_lock to list the threads, lets it go, then takes
+ * tt__counters.lock to read and store; the dump holds tt__run_lock and tries
  * tt__counters.lock (a tt-sched ended with it held as the process exits would hold
  * it for ever: the readings are then left out, said). */
 #include <stdio.h>
@@ -130,17 +130,17 @@ struct tt__listed {
 	struct tt_schedstat_sample r;
 };
 
-/* tt-sched's list of the recording threads (a copy taken under tt__lock, grown
+/* tt-sched's list of the recording threads (a copy taken under tt__run_lock, grown
  * outside it): *n of them; false without memory. */
 static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
 {
 	for (;;) {
 		int more = 0;
 		*n = 0;
-		tt_os_lock(&tt__lock);
+		tt_os_lock(&tt__run_lock);
 		for (struct tt__slot *s = tt__run.first; s && !(more = *n == *cap); s = s->next)
 			(*list)[(*n)++] = (struct tt__listed){.index = s->index, .tid = s->tid, .exited = s->exited};
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 		if (!more)
 			return 1;
 		size_t grown_cap = *cap ? 2 * *cap : 64;
@@ -155,7 +155,7 @@ static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
 /* Each tick: the readings, the stores and the table made, and handles closed, outside
  * every lock, which tt-sched holds only to copy and store in memory: a process that
  * exits ends tt-sched where it is, and a lock it held then would keep the dump from
- * the readings (tt__counters.lock) or from everything (tt__lock). */
+ * the readings (tt__counters.lock) or from everything (tt__run_lock). */
 static void *tt__sched_main(void *arg)
 {
 	(void)arg;
