@@ -704,6 +704,12 @@ int tt_os_file_stamp(struct tt_os_file *file, struct tt_os_file_stamp *stamp)
 	return 0;
 }
 
+int tt_os_path_regular(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
 int tt_os_path_stamp(const char *path, struct tt_os_file_stamp *stamp)
 {
 	struct stat st;

@@ -224,6 +224,10 @@ size_t tt_os_read_file(const char *path, char *buf, size_t size);
  * Windows: 0, its ACLs said by the write). */
 int tt_os_is_dir(const char *path);
 int tt_os_dir_writable(const char *dir);
+/* Whether `path` holds a regular file, or nothing (or nothing it can look at): 1; 0
+ * where it is a link (Windows: a reparse point), a directory, a device or a pipe
+ * (TICKTRACE_OUT=/dev/null, NUL: no live file beside it). Never through a link. */
+int tt_os_path_regular(const char *path);
 /* TICKTRACE_OUT's value `given` (`there`: the directory it names, its %p the pid, made
  * absolute) as a directory's: where it ends with a separator, or `there` is one, the
  * name `name` in it (`given` joined with it) into `buf`: 1; 0 where it names no

@@ -958,6 +958,19 @@ int tt_os_path_stamp(const char *path, struct tt_os_file_stamp *stamp)
 	return err;
 }
 
+int tt_os_path_regular(const char *path)
+{
+	HANDLE f = tt_os_open_there(path, FILE_READ_ATTRIBUTES);
+	if (f == INVALID_HANDLE_VALUE)
+		return 1;
+	FILE_ATTRIBUTE_TAG_INFO tag;
+	int regular = GetFileType(f) == FILE_TYPE_DISK &&
+		      GetFileInformationByHandleEx(f, FileAttributeTagInfo, &tag, sizeof tag) &&
+		      !(tag.FileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT));
+	CloseHandle(f);
+	return regular;
+}
+
 int tt_os_file_open_held(const char *path, struct tt_os_file *file)
 {
 	HANDLE f = tt_os_open_there(path, GENERIC_READ);

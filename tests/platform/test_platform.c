@@ -1184,6 +1184,34 @@ static void test_out_dir(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* A regular file, or nothing, is a place for one (a live file beside the run's); a
+ * directory, the null device, and on Linux a link (even to a regular file) and a FIFO
+ * are not. */
+static void test_path_regular(void **state)
+{
+	(void)state;
+	char dir[512], file[600], missing[600];
+	tt_temp_file(dir, sizeof dir, file, sizeof file, "file");
+	tt_write_text(file, "x");
+	assert_int_equal(tt_os_path_regular(file), 1);
+	snprintf(missing, sizeof missing, "%s/missing", dir);
+	assert_int_equal(tt_os_path_regular(missing), 1);
+	assert_int_equal(tt_os_path_regular(dir), 0);
+	assert_int_equal(tt_os_path_regular(TT_NULL_DEVICE), 0);
+#ifndef _WIN32
+	char link[600];
+	snprintf(link, sizeof link, "%s/link", dir);
+	assert_int_equal(symlink(file, link), 0);
+	assert_int_equal(tt_os_path_regular(link), 0);
+	remove(link);
+	assert_int_equal(mkfifo(link, 0600), 0);
+	assert_int_equal(tt_os_path_regular(link), 0);
+	remove(link);
+#endif
+	remove(file);
+	tt_temp_dir_remove(dir);
+}
+
 /* A file opened for writing is emptied first; its sink writes both parts of each put
  * in order, none of an empty one, and from where the file was moved to; the null
  * device takes any bytes. */
@@ -2443,7 +2471,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
-		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_path_regular), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity), cmocka_unit_test(test_file_copy),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_thread_counters),
