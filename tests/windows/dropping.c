@@ -4,11 +4,13 @@
  * their drops), or calls tt_dump("dump-NN.ttr") every MS milliseconds, DUMPS times,
  * or ends the process by TerminateProcess after MS milliseconds (kill: the threads
  * record one event, then wait 300 ms before they spin, so that tt-live or tt-stream
- * has described them in the file before they drop anything).
+ * has described them in the file before they drop anything; ended once the file grew
+ * after they began to drop).
  *
  *     dropping.exe exit MS
  *     dropping.exe dump MS DUMPS
  *     dropping.exe kill MS */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,17 @@
 
 static HANDLE tt_go; /* set: the threads spin */
 static HANDLE tt_registered; /* released by each thread once it recorded */
+
+/* The size of the run's file (TICKTRACE_OUT) now: 0 where there is none yet. */
+static uint64_t tt_file_size(void)
+{
+	char path[MAX_PATH];
+	WIN32_FILE_ATTRIBUTE_DATA data;
+	DWORD len = GetEnvironmentVariableA("TICKTRACE_OUT", path, sizeof path);
+	if (!len || len >= sizeof path || !GetFileAttributesExA(path, GetFileExInfoStandard, &data))
+		return 0;
+	return (uint64_t)data.nFileSizeHigh << 32 | data.nFileSizeLow;
+}
 
 static DWORD WINAPI tt_spinner(void *arg)
 {
@@ -49,8 +62,13 @@ int main(int argc, char **argv)
 			return 2;
 	if (kill) {
 		Sleep(300); /* (tt-live describes the run every 100 ms) */
+		uint64_t before = tt_file_size();
 		SetEvent(tt_go);
 		Sleep(ms);
+		/* (once the file grew past what it held as the threads began to drop: tt-stream
+		 * drained none in 600 ms at load 24, and a file of no drops locates none) */
+		for (int waited = 0; tt_file_size() <= before && waited < 60000; waited += 10)
+			Sleep(10);
 		TerminateProcess(GetCurrentProcess(), 9);
 	}
 	if (strcmp(argv[1], "exit") == 0) {
