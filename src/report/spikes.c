@@ -716,10 +716,13 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 	*whole = true;
 	tt__reading(TT__READING_UNCOUNTED);
 	uint64_t place;
-	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found, &place);
-	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE), place++) {
+	const struct tt__chunk *found, *next, *chunk = tt__spikes_resume(sp, t, &found, &place);
+	/* (on to the successor the chunk had as its end was found: one that had none then
+	 * is read on from there at the next look, not left for the chunk its thread moved to
+	 * since, past the records it wrote meanwhile) */
+	for (; chunk; chunk = next, place++) {
 		const struct tt_record *begin, *end;
-		tt__chunk_extent(slot, chunk, &begin, &end);
+		next = tt__chunk_extent(slot, chunk, &begin, &end);
 		if (!done)
 			end = tt__settled_end(slot, chunk, begin, end);
 		if (begin == end || n == TT__SPIKES_COPY_RECORDS) {
