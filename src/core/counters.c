@@ -813,7 +813,7 @@ static size_t tt__scopes_follow(struct tt__slot *slot)
 			from = 0;
 		}
 		const struct tt_record *begin, *end;
-		/* (on to the successor it had as its end was found: tt__chunk_extent) */
+		/* (on to the successor found with its end: tt__chunk_extent) */
 		const struct tt__chunk *next = tt__chunk_extent(slot, chunk, &begin, &end);
 		end = tt__settled_end(slot, chunk, begin, end);
 		if (begin == end)
@@ -832,6 +832,10 @@ static size_t tt__scopes_follow(struct tt__slot *slot)
 		t->read = (uint32_t)(at - begin);
 		if (at != end)
 			return n;
+		if (!next && __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+			from = t->read; /* (its thread left it as it was read: the rest of it first) */
+			continue;
+		}
 		chunk = next;
 		from = 0;
 	}
