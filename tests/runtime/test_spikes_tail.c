@@ -110,8 +110,8 @@ static char *tt_read_file(const char *path)
 }
 
 /* The cursor in the first chunk, the page before it held off: the reader's look waits
- * there while the thread moves on. The spike log then has the tail's spike, found at
- * the next look, and no other: the short scope ended in the tail, 10 ticks long (before,
+ * there while the thread moves on. The spike log then has the tail's spike, read on in
+ * that look once it goes on, and no other: the short scope ended in the tail, 10 ticks long (before,
  * the look went on to the second chunk past the tail: the spike never found, the short
  * scope left open and closed at the exit, a spike of a second made up). */
 static void test_moves_on_while_read(void **state)
@@ -182,7 +182,7 @@ static void test_moves_on_while_read(void **state)
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	assert_true(tt_moved);
 	pthread_join(thread, NULL);
-	tt__spikes_last(); /* (its look after the one held off, or this one, reads the rest) */
+	tt__spikes_last();
 
 	char *text = tt_read_file(log);
 	printf("%s", text);
