@@ -398,9 +398,13 @@ const struct tt__chunk *tt__chunks_front(const struct tt__slot *slot, uint64_t *
 void tt__chunk_drained(struct tt__slot *slot, int recycle) TT__HIDDEN;
 
 /* extent.c: what a chunk holds, for its readers */
-/* The records of a chunk that were written: [begin, end). */
-void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
-		      const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;
+/* The records of a chunk that were written: [begin, end). Returns its successor as
+ * it was when its end was found (NULL: its thread's last chunk then, which ends where
+ * its cursor was): a reader that goes on goes on to that one, never to one loaded
+ * after, which the thread may have moved to once it wrote past the end found (tt-spikes
+ * skipped those records: a scope's end never fed, a spike made up). */
+const struct tt__chunk *tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
+					 const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;
 /* Where a reader that follows a running thread (tt-spikes, mode stream's drain) may
  * stop in [begin, end) of its current chunk (sections.h: tt__before_enters, when the
  * thread erases). */

@@ -815,7 +815,8 @@ static size_t tt__scopes_follow(struct tt__slot *slot)
 			from = 0;
 		}
 		const struct tt_record *begin, *end;
-		tt__chunk_extent(slot, chunk, &begin, &end);
+		/* (on to the successor found with its end: tt__chunk_extent) */
+		const struct tt__chunk *next = tt__chunk_extent(slot, chunk, &begin, &end);
 		end = tt__settled_end(slot, chunk, begin, end);
 		if (begin == end)
 			return n;
@@ -833,7 +834,11 @@ static size_t tt__scopes_follow(struct tt__slot *slot)
 		t->read = (uint32_t)(at - begin);
 		if (at != end)
 			return n;
-		chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
+		if (!next && __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+			from = t->read; /* (its thread left it as it was read: the rest of it first) */
+			continue;
+		}
+		chunk = next;
 		from = 0;
 	}
 	return n;

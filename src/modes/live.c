@@ -268,7 +268,8 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 	const struct tt_record *begin = NULL, *end = NULL, *from = NULL;
 	struct tt__chunk *next = NULL;
 	if (chunk) {
-		tt__chunk_extent(slot, chunk, &begin, &end);
+		/* (the successor it had as its end was found: tt__chunk_extent) */
+		next = (struct tt__chunk *)tt__chunk_extent(slot, chunk, &begin, &end);
 		/* (where it stopped, if the chunk is the one it was: a ring may have recycled
 		 * it and handed it to the thread again, its records fewer) */
 		int same = slot->drained && chunk == slot->live_chunk && begin < end &&
@@ -278,7 +279,6 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 		if (begin < end)
 			slot->live_first = *begin;
 		memcpy(copy, from, (size_t)(end - from) * sizeof *copy);
-		next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 	}
 	tt__hold_chunks(0);
 	if (!chunk)

@@ -100,10 +100,9 @@ static int tt__report_thread(struct tt_an_thread *th, struct tt__slot *slot,
 		return -1;
 	th->no_states = tt__sched_no_states(slot);
 	struct tt_an_feed feed = {.th = th, .clock = clock, .key = tt__record_key};
-	for (const struct tt__chunk *chunk = slot->first; chunk;
-	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+	for (const struct tt__chunk *chunk = slot->first, *next; chunk; chunk = next) {
 		const struct tt_record *begin, *end;
-		tt__chunk_extent(slot, chunk, &begin, &end);
+		next = tt__chunk_extent(slot, chunk, &begin, &end);
 		if (tt_an_feed_records(&feed, begin, (size_t)(end - begin)) < 0) {
 			tt_an_feed_free(&feed);
 			return -1;

@@ -716,10 +716,13 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 	*whole = true;
 	tt__reading(TT__READING_UNCOUNTED);
 	uint64_t place;
-	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found, &place);
-	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE), place++) {
+	const struct tt__chunk *found, *next, *chunk = tt__spikes_resume(sp, t, &found, &place);
+	/* Each chunk up to the end found with its successor (tt__chunk_extent): one its
+	 * thread left while it was read (none then) read on from there before the next,
+	 * never skipped past what the thread wrote meanwhile */
+	while (chunk) {
 		const struct tt_record *begin, *end;
-		tt__chunk_extent(slot, chunk, &begin, &end);
+		next = tt__chunk_extent(slot, chunk, &begin, &end);
 		if (!done)
 			end = tt__settled_end(slot, chunk, begin, end);
 		if (begin == end || n == TT__SPIKES_COPY_RECORDS) {
@@ -749,6 +752,12 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 			*whole = false;
 			break;
 		}
+		if (!next && __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+			found = chunk; /* (the rest of it, from `at` just set) */
+			continue;
+		}
+		chunk = next;
+		place++;
 	}
 	t->recycled = __atomic_load_n(&slot->recycled, __ATOMIC_ACQUIRE);
 	tt__reading(0);

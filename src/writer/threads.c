@@ -19,7 +19,6 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 	 * then, with the events in between missing. */
 	const struct tt__chunk *next, *front = slot->first;
 	for (const struct tt__chunk *chunk = front; chunk; chunk = next) {
-		next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 		if (snap->chunks == cap) {
 			struct tt__extent *grown = realloc(snap->extents, 2 * cap * sizeof *grown);
 			if (!grown)
@@ -32,7 +31,7 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 		if (chunk->size < sizeof *chunk || chunk->size > TT__CHUNK_SIZE)
 			return -EUCLEAN;
 		struct tt__extent *e = &snap->extents[snap->chunks++];
-		tt__chunk_extent(slot, chunk, &e->begin, &e->end);
+		next = tt__chunk_extent(slot, chunk, &e->begin, &e->end);
 		snap->records += (uint64_t)(e->end - e->begin);
 	}
 	snap->gap_records = tt__gap_records(slot, snap->gap);
