@@ -2000,19 +2000,27 @@ def budget_nested(tmp):
     read anyway, at the pace a watched scope is (each quarter of its age) and at least
     as often as the looks past the budget come (10 to 80 ms), from 20 ms into it on:
     lbzip2's 4 longest spikes (0.85 to 1.43 s) had not one reading (outside recheck
-    r41 F2), the budget gone to short scopes, as this one had none in 2 of 4 runs."""
+    r41 F2), the budget gone to short scopes, as this one had none in 2 of 4 runs.
+    And the long scopes inside it ("mid", after those 300 naps, each 40 ms of CPU time
+    in calls of 0.5 ms) are read from 20 ms into each, as it is: each splits within
+    its stated error of the kernel's figures (outside recheck r42 N4: xz's 100 to 300
+    ms scopes inside its workers' outermost, read each quarter of its age, unsplit,
+    0.84 s without a reading)."""
     for attempt in range(3):
-        _, _, err, out = run(tmp, "seccomp", args=("nested",))
+        kernel, spikes, err, out = run(tmp, "seccomp", args=("nested",))
         if "reached its budget" in err:
             break
         print("nested: its budget not reached (attempt %d)" % (attempt + 1))
     check("reached its budget" in err, "nested: the budget not reached in 3 runs: %r" % err)
     f = ttr.Ttr(out)
-    outer = [(index, lo, hi) for index in f.events for lo, hi in scopes_of(f, index) if hi - lo > 250000000]
-    check(len(outer) == 1, "nested: %d scopes over 250 ms, 1 expected" % len(outer))
-    if len(outer) != 1:
+    # (the longest; a mid a loaded machine made that long lies inside it)
+    long = sorted(((hi - lo, index, lo, hi) for index in f.events for lo, hi in scopes_of(f, index)
+                   if hi - lo > 250000000), reverse=True)
+    outer = [x for x in long if not (x[1] == long[0][1] and long[0][2] <= x[2] and x[3] <= long[0][3])]
+    check(long and not outer, "nested: %d scopes over 250 ms outside the longest, none expected" % len(outer))
+    if not long or outer:
         return
-    index, lo, hi = outer[0]
+    _, index, lo, hi = long[0]
     inside = [r.ns for r in f.counters.get(index, {"readings": []})["readings"] if lo < r.ns <= hi + 100000000]
     # (20 ms old, seen at a look past the budget: 80 ms apart at most; then each
     # quarter of its age; 100 ms more for a loaded machine's tt-sched kept off a CPU)
@@ -2023,6 +2031,10 @@ def budget_nested(tmp):
     check(inside and inside[-1] > hi and not late,
           "nested: the long scope (%.1f ms) read too seldom: at %s ms into it (at, then the next after: %s)"
           % ((hi - lo) / 1e6, [round((r - lo) / 1e6, 1) for r in inside], late))
+    mids = [k for k in kernel if k["scope"] == "mid"]
+    check(len(mids) == 6, "nested: %d scopes mid said, 6 expected" % len(mids))
+    for k in mids:
+        counters_agree(k, spike_of_nth(spikes, kernel, k), "nested")
 
 
 # Killed (meson's timeout sends SIGTERM first): the program run now is killed and
