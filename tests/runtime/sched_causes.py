@@ -1338,7 +1338,7 @@ def snapshot_spike(f):
     checked beside it). Its section says why it has no split (nothing beside one)."""
     s = f.snapshot
     thread = f.threads.get(s["thread_index"], {"tid": -1})
-    sp = {"name": s["name"], "tid": thread["tid"], "dur_ns": s["dur_ns"]}
+    sp = {"name": s["name"], "tid": thread["tid"], "dur_ns": s["dur_ns"], "begin_monotonic_ns": f.ns(s["begin_tsc"])}
     unsplit = [s.get(k) for k in ("unsplit_why", "unsplit_flags", "unsplit_start_ns", "unsplit_end_ns")]
     check(None not in unsplit and (not s["has_split"] or not any(unsplit)),
           "snapshot %s: why it has no split: %s (has_split %d)" % (s["name"], unsplit, s["has_split"]))
@@ -1931,7 +1931,7 @@ def read_late(f, sp):
     before, bounds none of it), so no resolution finer than half the spike is asked of
     the counters there (the split within it all the same)."""
     index = f.index_of(sp["tid"])
-    start = f.start[1] + sp["start_ns"]
+    start = f.start[1] + sp["start_ns"] if "start_ns" in sp else sp["begin_monotonic_ns"]
     lost = any(a <= start < b for a, b in f.sched.get(index, {"unknown": []})["unknown"])
     first = min((r.ns for r in f.counters.get(index, {"readings": []})["readings"] if r.ns >= start), default=None)
     late = lost and (first is None or first > start + sp["dur_ns"] // 2)
