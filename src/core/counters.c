@@ -879,11 +879,14 @@ static int tt__counters_read_since(const struct tt__counters *c, uint64_t last, 
 	return c->n && c->at[c->n - 1].ns > last_ns;
 }
 
-/* The TSC of the record that opened the thread's outermost open scope, as far as its
- * records followed tell (0: none). */
-static uint64_t tt__scopes_outermost(const struct tt__scopes_read *t)
+/* The TSC of the record that opened the thread's deepest scope open since `by` or
+ * before, as far as its records followed tell (0: none; no last record stands in). */
+static uint64_t tt__scopes_deepest(const struct tt__scopes_read *t, uint64_t by)
 {
-	return t->machine.keys && t->machine.depth ? t->opened[0] : 0;
+	uint32_t depth = t->machine.keys ? t->machine.depth : 0, i = 0;
+	while (i < depth && t->opened[i] <= by)
+		i++;
+	return i ? t->opened[i - 1] : 0;
 }
 
 /* Whether the scope opened at `tsc` is still open. */
@@ -992,8 +995,17 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		int due = open && open != c->watched && (!c->watched || open > c->watched);
 		if (due && !resume && !over_budget && alone)
 			over_budget = tt__counters_over_budget(now.monotonic_ns, tt_os_thread_cpu_ns() - own_ns);
-		/* (past the budget, what is watched is read to its end, no scope inside it) */
-		if (c->watched && (!due || over_budget)) {
+		/* Past the budget, the deepest scope open TT__COUNTERS_LONG_NS: what is
+		 * watched is read to its end, no scope inside it but one that long (outside
+		 * recheck r42 N4: xz's 100 to 300 ms scopes inside its thread's watched one,
+		 * read each quarter of its age, unread for up to 0.84 s); and once one inside
+		 * ended, on from it, not the next short one inside. */
+		uint64_t long_open = over_budget ? tt__scopes_deepest(&c->scopes, now.tsc - long_ticks) : 0;
+		if (resume && over_budget && due) {
+			open = long_open > c->outer ? long_open : c->outer;
+			due = open != c->watched;
+		}
+		if (c->watched && (!due || (over_budget && long_open <= c->watched))) {
 			c->open_seen_ns = tt__scopes_open(&c->scopes, c->watched) ? now.monotonic_ns : c->open_seen_ns;
 			if (now.monotonic_ns >= c->next_ns) {
 				tt__counters_read(slot);
@@ -1030,8 +1042,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			continue;
 		}
 		if (over_budget && !resume) { /* (its first reading is not taken: counted once, when due) */
-			uint64_t outermost = tt__scopes_outermost(&c->scopes);
-			uint64_t long_open = outermost && now.tsc - outermost >= long_ticks ? outermost : 0;
 			if (open != long_open && now.tsc - open >= after_ticks && c->unread_scope != open) {
 				c->unread_scope = open;
 				c->unread++;

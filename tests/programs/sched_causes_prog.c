@@ -33,8 +33,11 @@
  *              a spike of 5 ms that pays its readings back, but on a loaded machine), and
  *              a thread started after them, 100 ms on, opens scope "outer" for
  *              NESTED_INNER 1 ms naps in scopes "inner" each (a long function of many
- *              short calls), then sleeps 300 ms outside any scope (its own reading at
- *              its exit far from it); the crowd stops then
+ *              short calls), then NESTED_MIDS scopes "mid" inside it (their lines
+ *              as above), each NESTED_MID_CALLS calls "inner" that spin 0.5 ms of
+ *              CPU time (TT_IGNORE_CHILDREN: mid the spike), then sleeps 300 ms
+ *              outside any scope (its own reading at its exit far from it); the
+ *              crowd stops then
  *   afterfree  FREE_THREADS threads at once, each a 20 ms sleep in scope "free" (tt-sched's
  *              first scopes, free of its budget), then main a 30 ms sleep in "late"
  *   lastscope  a thread sleeps 10 ms in scope "exiting" and exits at once; then main
@@ -557,6 +560,8 @@ static void crowd(void)
 
 #define NESTED_THREADS 120
 #define NESTED_INNER 300
+#define NESTED_MIDS 6
+#define NESTED_MID_CALLS 80
 
 static int nested_done;
 
@@ -570,6 +575,17 @@ static void *nested_nap_thread(void *unused)
 	return NULL;
 }
 
+/* 0.5 ms of CPU time in scopes "inner", n of them, none a spike of its own (the
+ * scope around them is) */
+static void nested_calls(int n)
+{
+	TT_IGNORE_CHILDREN();
+	for (int i = 0; i < n; i++) {
+		TT_SCOPE("inner");
+		spin_cpu(500000);
+	}
+}
+
 static void *nested_outer_thread(void *unused)
 {
 	(void)unused;
@@ -580,6 +596,8 @@ static void *nested_outer_thread(void *unused)
 			TT_SCOPE("inner");
 			sleep_ms(1);
 		}
+		for (int i = 0; i < NESTED_MIDS; i++)
+			AROUND("mid", nested_calls(NESTED_MID_CALLS));
 	}
 	sleep_ms(300);
 	__atomic_store_n(&nested_done, 1, __ATOMIC_RELEASE);

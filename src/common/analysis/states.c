@@ -444,6 +444,28 @@ static void tt_an_counters_faults(const struct tt_an_counters *c, int64_t start,
  * just after the file): a switch in this long before it may have come after the read. */
 #define TT_AN_READ_NEAR_NS 20000
 
+/* Whether a wait that began at state `out` and ended at `in` (NULL: not known yet)
+ * may be counted in parts: the thread came back on another CPU (or one not said). The
+ * kernel counts a wait as it ends, and the wait so far as the thread moves to another
+ * CPU's run queue (outside recheck r42 N6: a 44 ms wait counted 2.4 ms before its
+ * end, the thread back on the other CPU; of 1,076 preemptions of its thread, 3 so). */
+static bool tt_an_moved_queues(const struct tt_sched_state *out, const struct tt_sched_state *in)
+{
+	return !in || in->what != TT_SCHED_RUNNING || in->cpu != out->cpu || in->cpu == TT_NO_CPU;
+}
+
+/* What of the wait under way at `to` (h->at[j - 1]'s, h->at[j] the state after it)
+ * since `since` the kernel may have counted by then: none but where it moves queues. */
+static int64_t tt_an_counted_midway(const struct tt_an_states *h, size_t j, int64_t since, int64_t to)
+{
+	const struct tt_sched_state *now = &h->at[j - 1];
+	if (now->what == TT_SCHED_RUNNING || now->what == TT_SCHED_UNKNOWN ||
+	    !tt_an_moved_queues(now, j < h->n ? &h->at[j] : NULL))
+		return 0;
+	int64_t from = now->ns > since ? now->ns : since;
+	return to > from ? to - from : 0;
+}
+
 /* The thread's run-queue wait at a moment x it ran, bounded by reading r and the
  * switches between them: the kernel adds each wait as it ends, the thread switched
  * in: a preempted stretch all of it, a blocked one the part after its wake-up (none to
@@ -470,9 +492,13 @@ static bool tt_an_wait_at(const struct tt_an_thread *th, const struct tt_schedst
 			continue;
 		int64_t len = in->ns - out->ns;
 		bool near = in->ns > r->ns - TT_AN_READ_NEAR_NS && in->ns <= r->ns;
-		add_lo += out->what == TT_SCHED_PREEMPTED && !near ? len : 0;
+		/* (a wait that moved queues: what it had before r may be in r's) */
+		int64_t counted = !after && tt_an_moved_queues(out, in) && r->ns > out->ns ? r->ns - out->ns : 0;
+		add_lo += out->what == TT_SCHED_PREEMPTED && !near && counted < len ? len - counted : 0;
 		add_hi += len;
 	}
+	if (after) /* (the wait under way at r, where it moved queues) */
+		add_hi += tt_an_counted_midway(h, j, x, r->ns);
 	int64_t w = (int64_t)r->wait_ns;
 	*lo = after ? w - add_hi : w + add_lo;
 	*hi = after ? w - add_lo : w + add_hi;
@@ -535,11 +561,16 @@ struct tt_an_moved {
  * grows as each wait ends (the thread switched in): by the preempted stretches and by
  * the waits after wake-ups inside the blocked ones (none to all of each); what it
  * grows by beyond those the kernel counted as waiting where the switches say on CPU.
- * Its CPU time then lacks as much, and the time stolen from the thread too (none
- * where the kernel does not account steal). A blocked stretch ended between them
- * leaves the move unbounded below: none is taken but what the CPU time shows (the
- * kernel counted more on CPU than the switches). False: not known (a state not
- * known). */
+ * And as the thread moves to another CPU's run queue while it waits
+ * (tt_an_moved_queues): a stretch begun before p may be in p's in part, one still
+ * under way at q in q's (outside recheck r42 N6: 44 ms of a wait counted before p,
+ * the rest after it, taken for 22 ms the kernel put on CPU inside an 8.2 ms spike).
+ * Its CPU time then lacks as much, and the time stolen
+ * from the thread too (none where the kernel does not account steal); the other
+ * way, the kernel counts no more on CPU than its CPU time grew. A blocked stretch
+ * ended between them leaves the move unbounded below: none is taken but what the CPU
+ * time shows (the kernel counted more on CPU than the switches). False: not known (a
+ * state not known). */
 static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_schedstat_sample *p,
 				const struct tt_schedstat_sample *q, bool steal, struct tt_an_moved *m, bool *woken)
 {
@@ -580,31 +611,41 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 		if (in->what != TT_SCHED_RUNNING || out->what == TT_SCHED_RUNNING)
 			continue;
 		int64_t len = in->ns - out->ns;
+		/* (where it moved queues, what it had before p may be in p's) */
+		int64_t before = tt_an_moved_queues(out, in) && p->ns > out->ns ? p->ns - out->ns : 0;
+		before = before < len ? before : len;
 		if (out->what == TT_SCHED_BLOCKED)
 			woke += len;
 		else if (in->ns <= p->ns + (late_p ? TT_AN_READ_NEAR_NS : 0) || in->ns > q_near)
 			maybe += len;
 		else
-			sure += len;
+			sure += len - before, maybe += before;
 	}
+	const struct tt_sched_state *last = &h->at[j - 1];
 	if (tail) { /* (the last state known may end in it) */
-		const struct tt_sched_state *last = &h->at[j - 1];
 		if (last->what == TT_SCHED_UNKNOWN || last->ns < far)
 			return false;
 		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe) +=
 			last->what == TT_SCHED_RUNNING ? tail : q->ns - last->ns;
 	}
-	/* (the wait a switch in just after q ended may be counted in q's) */
-	for (size_t k = late_q ? tt_an_states_after(h, q->ns) : h->n; k < h->n; k++)
+	/* (the wait a switch in just after q ended may be counted in q's; one still under
+	 * way, as far as it moved queues) */
+	size_t k = late_q ? tt_an_states_after(h, q->ns) : h->n;
+	for (; k < h->n; k++)
 		if (h->at[k].what == TT_SCHED_RUNNING && h->at[k - 1].what != TT_SCHED_RUNNING) {
 			if (h->at[k - 1].what != TT_SCHED_UNKNOWN)
 				*(h->at[k - 1].what == TT_SCHED_BLOCKED ? &woke : &maybe) += h->at[k].ns - h->at[k - 1].ns;
 			break;
 		}
+	if (!tail && k == h->n)
+		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe) += tt_an_counted_midway(h, j, p->ns, to);
 	int64_t waited = (int64_t)(q->wait_ns - p->wait_ns);
 	m->run_lo = run_lo, m->run_hi = run_hi;
 	m->lo = waited - sure - maybe - woke;
 	m->hi = waited - sure;
+	/* (what it counts on CPU, the switches waiting: in its CPU time, read within the
+	 * span of each moment) */
+	m->lo = m->lo > -(ran + TT_SCHEDSTAT_SPAN_NS) ? m->lo : -(ran + TT_SCHEDSTAT_SPAN_NS);
 	/* (stolen time is never negative; without steal accounted, the CPU time's lack is
 	 * all of the move) */
 	m->hi = run_hi < m->hi ? run_hi : m->hi;
@@ -754,6 +795,11 @@ static struct tt_an_moved tt_an_moved_over(const struct tt_an_thread *th, int64_
 	} else if (ins > sum.ins) {
 		sum.unmeasured_ins = ins;
 	}
+	/* (of [start, end) no more than all of it: readings far outside it measure a
+	 * stretch's move, none to all of which may be inside) */
+	sum.lo = tt_an_clamp(sum.lo, start - end, end - start), sum.hi = tt_an_clamp(sum.hi, start - end, end - start);
+	sum.run_lo = tt_an_clamp(sum.run_lo, start - end, end - start);
+	sum.run_hi = tt_an_clamp(sum.run_hi, start - end, end - start);
 	return sum;
 }
 
