@@ -549,16 +549,16 @@ static void tt_an_either_add(struct tt_an_either *e, int64_t len)
 
 /* The move `base` (the wait's growth less the waits the readings surely hold) leaves,
  * lo to hi: less those of e's waits the readings hold and none to e->spread. Of the
- * choices of which they hold, those whose move comes within `lag` of none (the
- * kernel's clock and the switches' differ by a context switch's few microseconds
- * each: TT_AN_READ_NEAR_NS a switch in); none such (readings that disagree): all of
- * them. Each whole wait taken as none to all of it made the move as large as the
- * waits themselves (outside recheck r43 R1: a 16.7 ms wait ended 12 us after a
- * reading, taken for 16.7 ms the kernel might have moved, where the wait's growth
- * showed it in the next reading: "within 16.7 ms" of a 31.8 ms spike, the switches
- * within 9 us of the kernel). */
-static void tt_an_either_bounds(const struct tt_an_either *e, int64_t base, int64_t lag, int64_t *lo,
-				int64_t *hi)
+ * choices of which they hold, those whose move comes within [near_lo, near_hi]: the
+ * kernel's clock and the switches' differ by a context switch's few microseconds each,
+ * and a move beyond those shows in the CPU time as well (less what the hypervisor
+ * stole); none such (readings that disagree): all of them. Each whole wait taken as
+ * none to all of it made the move as large as the waits themselves (outside recheck
+ * r43 R1: a 16.7 ms wait ended 12 us after a reading, taken for 16.7 ms the kernel
+ * might have moved, where the next reading showed it: "within 16.7 ms" of a 31.8 ms
+ * spike, the switches within 9 us of schedstat read inside it). */
+static void tt_an_either_bounds(const struct tt_an_either *e, int64_t base, int64_t near_lo, int64_t near_hi,
+				int64_t *lo, int64_t *hi)
 {
 	int64_t all = 0;
 	for (int i = 0; i < e->n; i++)
@@ -572,7 +572,7 @@ static void tt_an_either_bounds(const struct tt_an_either *e, int64_t base, int6
 		for (int i = 0; i < e->n; i++)
 			sum = held >> i & 1 ? tt_an_plus_sat(sum, e->len[i]) : sum;
 		int64_t top = tt_an_plus_sat(base, -sum), bottom = tt_an_plus_sat(top, -e->spread);
-		if (bottom > lag || top < -lag)
+		if (bottom > near_hi || top < near_lo)
 			continue;
 		l = agree && l < bottom ? l : bottom;
 		h = agree && h > top ? h : top;
@@ -663,7 +663,9 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 	int64_t waited = (int64_t)(q->wait_ns - p->wait_ns);
 	m->run_lo = run_lo, m->run_hi = run_hi;
 	maybe.spread = tt_an_plus_sat(maybe.spread, woke);
-	tt_an_either_bounds(&maybe, waited - sure, ins * TT_AN_READ_NEAR_NS, &m->lo, &m->hi);
+	int64_t lag = ins * TT_AN_READ_NEAR_NS;
+	tt_an_either_bounds(&maybe, waited - sure, (run_lo < 0 ? run_lo : 0) - lag, (run_hi > 0 ? run_hi : 0) + lag,
+			    &m->lo, &m->hi);
 	/* (stolen time is never negative; without steal accounted, the CPU time's lack is
 	 * all of the move) */
 	m->hi = run_hi < m->hi ? run_hi : m->hi;
