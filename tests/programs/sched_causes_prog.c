@@ -72,6 +72,12 @@
  *              CPU time, read inside it: a line {"scope", "tid", "inside_run_ns"}
  *              after each (each preempted by the others; the CPU time inside is at
  *              most the scope's)
+ *   readwait   main and READWAIT_SPINNERS spinners pinned to one CPU (the spinners in no
+ *              scope): main's READWAIT_SCOPES scopes "readwait", each 4 ms of its CPU
+ *              time with a 2 ms sleep between (outside recheck r43's one.c): a line
+ *              {"scope", "tid", "in_run_ns", "in_wait_ns", "out_run_ns", "out_wait_ns"}
+ *              after each, its CPU time and run-queue wait read just inside it and
+ *              just outside it (the scope's own lie between the two)
  *   fullbuf MS  main and a spinner pinned to one CPU; main spins MS ms of CPU time in
  *              scope "fullbuf", recording an empty scope "tick" flat out (a small
  *              TICKTRACE_BUFFER fills early: its end dropped), then exits inside it,
@@ -317,6 +323,51 @@ static void *shared_spinner(void *unused)
 		pthread_mutex_unlock(&print_lock);
 	}
 	return NULL;
+}
+
+/* readwait: main's scopes beside spinners on its CPU, each long wait for it ending
+ * as the others' slices do. */
+#define READWAIT_SPINNERS 2
+#define READWAIT_SCOPES 8
+static atomic_int readwait_done;
+
+static void *readwait_spinner(void *unused)
+{
+	(void)unused;
+	pin_to_cpu0();
+	pthread_barrier_wait(&ready);
+	while (!atomic_load(&readwait_done))
+		;
+	return NULL;
+}
+
+static void readwait(void)
+{
+	pthread_t t[READWAIT_SPINNERS];
+	pthread_barrier_init(&ready, NULL, READWAIT_SPINNERS + 1);
+	for (int i = 0; i < READWAIT_SPINNERS; i++)
+		pthread_create(&t[i], NULL, readwait_spinner, NULL);
+	pin_to_cpu0();
+	pthread_barrier_wait(&ready);
+	for (int i = 0; i < READWAIT_SCOPES; i++) {
+		struct kernel_figures out_a, in_a, in_b, out_b;
+		kernel_now(&out_a, 1);
+		TT_BEGIN("readwait");
+		kernel_now(&in_a, 1);
+		spin_cpu(4000000);
+		kernel_now(&in_b, 0);
+		TT_END();
+		kernel_now(&out_b, 0);
+		printf("{\"scope\":\"readwait\",\"tid\":%d,\"in_run_ns\":%lld,\"in_wait_ns\":%lld,"
+		       "\"out_run_ns\":%lld,\"out_wait_ns\":%lld}\n",
+		       (int)gettid(), in_b.run_ns - in_a.run_ns, in_b.wait_ns - in_a.wait_ns, out_b.run_ns - out_a.run_ns,
+		       out_b.wait_ns - out_a.wait_ns);
+		fflush(stdout);
+		sleep_ms(2);
+	}
+	atomic_store(&readwait_done, 1);
+	for (int i = 0; i < READWAIT_SPINNERS; i++)
+		pthread_join(t[i], NULL);
 }
 
 /* woken: two threads spin on CPU 0 ("busy", 30 ms of their CPU time each, three
@@ -1179,6 +1230,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "shared") == 0) {
 		pthread_barrier_init(&ready, NULL, SHARED_THREADS);
 		run_threads(SHARED_THREADS, shared_spinner);
+	} else if (strcmp(what, "readwait") == 0) {
+		readwait();
 	} else if (strcmp(what, "mixed") == 0) {
 		pthread_barrier_init(&ready, NULL, 2);
 		run_threads(2, mixed_thread);
@@ -1247,7 +1300,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE|fullbuf MS|fullwoken MS\n");
 		return 2;

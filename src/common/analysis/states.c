@@ -555,6 +555,59 @@ struct tt_an_moved {
 	int64_t unmeasured_ins; /* (a sum's: its switches in where none was measured) */
 };
 
+/* Waits a reading may hold or not (a switch in within a reading's span of it), each
+ * whole: the kernel adds a wait as it ends. Told apart up to TT_AN_EITHER_MAX; the
+ * rest, and what may hold any part (wake-ups' waits, a tail not known yet), spread. */
+#define TT_AN_EITHER_MAX 8
+struct tt_an_either {
+	int64_t len[TT_AN_EITHER_MAX];
+	int n;
+	int64_t spread;
+};
+
+static void tt_an_either_add(struct tt_an_either *e, int64_t len)
+{
+	if (e->n < TT_AN_EITHER_MAX)
+		e->len[e->n++] = len;
+	else
+		e->spread = tt_an_plus_sat(e->spread, len);
+}
+
+/* The move `base` (the wait's growth less the waits the readings surely hold) leaves,
+ * lo to hi: less those of e's waits the readings hold and none to e->spread. Of the
+ * choices of which they hold, those whose move comes within [near_lo, near_hi]: the
+ * kernel's clock and the switches' differ by a context switch's few microseconds each,
+ * and a move beyond those shows in the CPU time as well (less what the hypervisor
+ * stole); none such (readings that disagree): all of them. Each whole wait taken as
+ * none to all of it made the move as large as the waits themselves (outside recheck
+ * r43 R1: a 16.7 ms wait ended 12 us after a reading, taken for 16.7 ms the kernel
+ * might have moved, where the next reading showed it: "within 16.7 ms" of a 31.8 ms
+ * spike, the switches within 9 us of schedstat read inside it). */
+static void tt_an_either_bounds(const struct tt_an_either *e, int64_t base, int64_t near_lo, int64_t near_hi,
+				int64_t *lo, int64_t *hi)
+{
+	int64_t all = 0;
+	for (int i = 0; i < e->n; i++)
+		all = tt_an_plus_sat(all, e->len[i]);
+	*lo = tt_an_plus_sat(base, -tt_an_plus_sat(all, e->spread));
+	*hi = base;
+	bool agree = false;
+	int64_t l = 0, h = 0;
+	for (unsigned held = 0; held < 1u << e->n; held++) {
+		int64_t sum = 0;
+		for (int i = 0; i < e->n; i++)
+			sum = held >> i & 1 ? tt_an_plus_sat(sum, e->len[i]) : sum;
+		int64_t top = tt_an_plus_sat(base, -sum), bottom = tt_an_plus_sat(top, -e->spread);
+		if (bottom > near_hi || top < near_lo)
+			continue;
+		l = agree && l < bottom ? l : bottom;
+		h = agree && h > top ? h : top;
+		agree = true;
+	}
+	if (agree)
+		*lo = l, *hi = h;
+}
+
 /* The kernel's move between readings p and q, from its CPU time and run-queue wait
  * against the switches between them (each value read within TT_SCHEDSTAT_SPAN_NS
  * before its reading's moment: a switch that near is counted either way). Its wait
@@ -603,7 +656,8 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 	size_t j = tt_an_states_after(h, p_near);
 	if (j == h->from)
 		return false;
-	int64_t sure = 0, maybe = 0, woke = 0;
+	int64_t sure = 0, woke = 0, ins = 0;
+	struct tt_an_either maybe = {0};
 	for (; j < h->n && h->at[j].ns <= to; j++) {
 		const struct tt_sched_state *in = &h->at[j], *out = &h->at[j - 1];
 		if (in->what == TT_SCHED_UNKNOWN || out->what == TT_SCHED_UNKNOWN || out->ns < far)
@@ -611,21 +665,22 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 		if (in->what != TT_SCHED_RUNNING || out->what == TT_SCHED_RUNNING)
 			continue;
 		int64_t len = in->ns - out->ns;
+		ins++;
 		/* (where it moved queues, what it had before p may be in p's) */
 		int64_t before = tt_an_moved_queues(out, in) && p->ns > out->ns ? p->ns - out->ns : 0;
 		before = before < len ? before : len;
 		if (out->what == TT_SCHED_BLOCKED)
 			woke += len;
 		else if (in->ns <= p->ns + (late_p ? TT_AN_READ_NEAR_NS : 0) || in->ns > q_near)
-			maybe += len;
+			tt_an_either_add(&maybe, len);
 		else
-			sure += len - before, maybe += before;
+			sure += len - before, maybe.spread += before;
 	}
 	const struct tt_sched_state *last = &h->at[j - 1];
-	if (tail) { /* (the last state known may end in it) */
+	if (tail) { /* (the last state known may end in it: none to all of it) */
 		if (last->what == TT_SCHED_UNKNOWN || last->ns < far)
 			return false;
-		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe) +=
+		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe.spread) +=
 			last->what == TT_SCHED_RUNNING ? tail : q->ns - last->ns;
 	}
 	/* (the wait a switch in just after q ended may be counted in q's; one still under
@@ -633,16 +688,22 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 	size_t k = late_q ? tt_an_states_after(h, q->ns) : h->n;
 	for (; k < h->n; k++)
 		if (h->at[k].what == TT_SCHED_RUNNING && h->at[k - 1].what != TT_SCHED_RUNNING) {
-			if (h->at[k - 1].what != TT_SCHED_UNKNOWN)
-				*(h->at[k - 1].what == TT_SCHED_BLOCKED ? &woke : &maybe) += h->at[k].ns - h->at[k - 1].ns;
+			int64_t len = h->at[k].ns - h->at[k - 1].ns;
+			ins++;
+			if (h->at[k - 1].what == TT_SCHED_BLOCKED)
+				woke += len;
+			else if (h->at[k - 1].what != TT_SCHED_UNKNOWN)
+				tt_an_either_add(&maybe, len);
 			break;
 		}
 	if (!tail && k == h->n)
-		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe) += tt_an_counted_midway(h, j, p->ns, to);
+		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe.spread) += tt_an_counted_midway(h, j, p->ns, to);
 	int64_t waited = (int64_t)(q->wait_ns - p->wait_ns);
 	m->run_lo = run_lo, m->run_hi = run_hi;
-	m->lo = waited - sure - maybe - woke;
-	m->hi = waited - sure;
+	maybe.spread = tt_an_plus_sat(maybe.spread, woke);
+	int64_t lag = ins * TT_AN_READ_NEAR_NS;
+	tt_an_either_bounds(&maybe, waited - sure, (run_lo < 0 ? run_lo : 0) - lag, (run_hi > 0 ? run_hi : 0) + lag,
+			    &m->lo, &m->hi);
 	/* (what it counts on CPU, the switches waiting: in its CPU time, read within the
 	 * span of each moment) */
 	m->lo = m->lo > -(ran + TT_SCHEDSTAT_SPAN_NS) ? m->lo : -(ran + TT_SCHEDSTAT_SPAN_NS);
