@@ -249,36 +249,8 @@ int tt__switches_unsaid(const struct tt__switches *s) TT__HIDDEN;
 void tt__switches_told(struct tt__switches *s) TT__HIDDEN;
 void tt__switches_close(struct tt__switches *s) TT__HIDDEN;
 
-/* schedstat.c: a thread's own counters, read by another thread of the process */
-struct tt__schedstat {
-	int schedstat_fd, stat_fd; /* -1: not open */
-	int dir; /* opened in /proc/self/task's descriptor (tt__schedstat_task_dir), or -1 */
-	uint32_t tid; /* 0: not open (a slot not yet set up holds zeros) */
-};
-/* /proc/self/task opened in the caller's table (kept there: each thread's files
- * opened in it cost a third of those opened by their whole path), or -1 with errno. */
-int tt__schedstat_task_dir(void) TT__HIDDEN;
-/* Opens thread `tid`'s schedstat (stat once its faults are first read; kept open: in
- * a table of descriptors of the caller's own, tt__fd_private_table), in `dir`
- * (tt__schedstat_task_dir's, of the same table), or by its whole path where -1: 0 or
- * -errno. */
-int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid, int dir) TT__HIDDEN;
-/* Its counters now (format.h: struct tt_schedstat_sample; the page faults only with
- * `faults`, and only where its CPU time is not `ran_ns`, the last reading's (0: none):
- * the dearest part, left as they are in *out without): 0, or -1 (it exited, or its CPU
- * time and wait were never read within TT_SCHEDSTAT_SPAN_NS). */
-int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults,
-		       uint64_t ran_ns) TT__HIDDEN;
-void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
-/* The calling thread's own counters now (thread `tid`: its schedstat opened for a
- * moment, in the caller's table; its faults without stat): 0, or -1 (as above). */
-int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
-/* Another thread's counters now, with its faults, read by a thread of the program's
- * (a dump's): its files opened for a moment in the caller's table, each closed only
- * while the number is still that file. 0, or -1 (as above). */
-int tt__schedstat_read_other(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
-/* Whether the kernel accounts stolen time (format.h: TT_SCHEDSTAT_STEAL). */
-int tt__schedstat_steal_accounted(void) TT__HIDDEN;
+/* (a thread's counters, Linux's schedstat and Windows' cycle time: the platform's,
+ * tt_os_counters_*) */
 
 /* slab.c: memory for the slow path, which must not call malloc (a signal handler may
  * have interrupted it): bump allocation from private mmap'd slabs, never freed. The

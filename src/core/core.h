@@ -51,7 +51,7 @@ struct tt__scopes_read {
 
 /* The sched lock's: a thread's counters, read by tt-sched (counters.c). */
 struct tt__counters {
-	struct tt__schedstat files; /* its /proc files, tt-sched's descriptors */
+	struct tt_os_counters files; /* its counters opened (Linux: its /proc files, tt-sched's descriptors) */
 	struct tt_schedstat_sample *at; /* the readings kept (mmap'd) */
 	uint32_t n, cap;
 	uint64_t base;     /* readings before at[0]: written (mode stream), or gone (ring) */

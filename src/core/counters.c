@@ -1,6 +1,6 @@
-/* Thread states' second source (TICKTRACE_SCHED): a thread's own counters (base/
- * schedstat.c: its CPU time, its wait on a run queue, its timeslices and page
- * faults), read by tt-sched, out of the threads' way, where perf_event_open is
+/* Thread states' second source (TICKTRACE_SCHED): a thread's own counters (the
+ * platform's, tt_os_counters_*: Linux's its CPU time, its wait on a run queue, its
+ * timeslices and page faults), read by tt-sched, out of the threads' way, where perf_event_open is
  * refused (or TICKTRACE_SCHED=schedstat), and beside the switches: their run-queue
  * wait bounds the waits for a CPU after wake-ups the switches count as blocked, and
  * where the kernel accounts stolen time, their CPU time tells it apart. A reading of every thread
@@ -306,8 +306,9 @@ static uint32_t tt__counters_listed, tt__counters_list_cap;
 static struct tt__slot *tt__counters_list_from; /* the last slot listed; NULL: the head */
 static uint32_t tt__counters_list_index; /* (its index + 1: the first not listed) */
 
-/* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
- * (or it could not be: by their whole paths) */
+/* The platform's directory the counters open faster in (tt_os_counters_dir: Linux's
+ * /proc/self/task), in tt-sched's table, each thread's files opened in it; negative:
+ * not yet (or it could not be: by their whole paths) */
 static int tt__counters_task_dir = -1;
 
 void tt__counters_after_fork(void)
@@ -346,7 +347,7 @@ int tt__counters_steal; /* format.h: TT_SCHEDSTAT_STEAL */
 /* Descriptors of tt-sched's table that only it may close (another thread's close
  * would close the program's files of those numbers): handed over (lock held). */
 #define TT__COUNTERS_TO_CLOSE 64
-static struct tt__schedstat tt__counters_to_close[TT__COUNTERS_TO_CLOSE];
+static struct tt_os_counters tt__counters_to_close[TT__COUNTERS_TO_CLOSE];
 static unsigned tt__counters_closing;
 
 /* A thread's first store (TT__COUNTERS_FIRST readings) comes from slabs of 16 and goes
@@ -476,8 +477,8 @@ static void tt__counters_read(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
 	if (!c->files.tid && tt__counters_task_dir < 0)
-		tt__counters_task_dir = tt__schedstat_task_dir();
-	if (!c->files.tid && tt__schedstat_open(&c->files, slot->tid, tt__counters_task_dir) < 0) {
+		tt__counters_task_dir = tt_os_counters_dir();
+	if (!c->files.tid && tt_os_counters_open(&c->files, slot->tid, tt__counters_task_dir) < 0) {
 		c->gone = 1; /* (its /proc files are gone: it exited) */
 		return;
 	}
@@ -488,7 +489,7 @@ static void tt__counters_read(struct tt__slot *slot)
 	}
 	uint64_t process_faults = tt__counters_process_faults();
 	int faults = !c->n || !process_faults || process_faults != c->faults_seen;
-	if (tt__schedstat_read(&c->files, &reading, faults, c->n ? c->at[c->n - 1].run_ns : 0) == 0) {
+	if (tt_os_counters_read(&c->files, &reading, faults, c->n ? c->at[c->n - 1].run_ns : 0) == 0) {
 		if (c->n && reading.wait_ns > c->at[c->n - 1].wait_ns)
 			tt__counters_waited_ns += reading.wait_ns - c->at[c->n - 1].wait_ns;
 		tt__counters_keep(c, &reading);
@@ -512,10 +513,10 @@ static void tt__counters_read_here(struct tt__slot *slot)
 	struct tt_schedstat_sample reading;
 	int read;
 	if (slot->tid == tt_os_thread_id()) {
-		read = tt__schedstat_read_own(slot->tid, &reading);
+		read = tt_os_counters_read_own(slot->tid, &reading);
 		c->own_last_ns = read == 0 ? reading.ns : c->own_last_ns;
 	} else {
-		read = tt__schedstat_read_other(slot->tid, &reading);
+		read = tt_os_counters_read_other(slot->tid, &reading);
 	}
 	if (read == 0)
 		tt__counters_keep(c, &reading);
@@ -932,7 +933,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
-		tt__schedstat_close(&tt__counters_to_close[--tt__counters_closing]);
+		tt_os_counters_close(&tt__counters_to_close[--tt__counters_closing]);
 	/* The threads' records first, charged to their own share, not the budget: what
 	 * they cost depends on how the threads record (2 ns a record to 7, those a
 	 * thread recording flat out wrote a moment before, in its core's cache). */
@@ -955,7 +956,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		struct tt__counters *c = &s->counters;
 		if (!s->wanted) { /* (exited: its files go, here in tt-sched's table; never read again) */
 			if (c->files.tid)
-				tt__schedstat_close(&c->files);
+				tt_os_counters_close(&c->files);
 			tt__counters_unlist(c);
 			i--; /* (the last one took its place) */
 			continue;
@@ -1121,7 +1122,7 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 		tt__counters_to_close[tt__counters_closing++] = c->files;
 	if (c->at)
 		tt__counters_free(c->at, c->cap);
-	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1, .dir = -1}};
+	*c = (struct tt__counters){.files = {.handle = -1, .stat = -1, .dir = -1}};
 	c->scopes.partial = !ours; /* (a fork's child: the scopes its thread began in the parent) */
 }
 
@@ -1149,7 +1150,8 @@ uint32_t tt__counters_flags(const struct tt__slot *slot, const struct tt_schedst
 		if (ns && (ns == c->own_first_ns || ns == c->own_last_ns))
 			own |= k ? TT_SCHEDSTAT_OWN_LAST : TT_SCHEDSTAT_OWN_FIRST;
 	}
-	return (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (c->unread ? TT_SCHEDSTAT_BUDGET : 0) | own;
+	return tt_os_counters_flags() | (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (c->unread ? TT_SCHEDSTAT_BUDGET : 0) |
+	       own;
 }
 
 void tt__counters_written(struct tt__slot *slot)

@@ -294,7 +294,7 @@ void tt__sched_thread_starts(void)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt_os_monotonic_ns();
 	e->read = (off || e->err) && __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE) &&
-		  tt__schedstat_read_own(tt_os_thread_id(), &e->reading) == 0;
+		  tt_os_counters_read_own(tt_os_thread_id(), &e->reading) == 0;
 	tt_os_cancel_restore(cancel);
 	tt_os_exit_set(&tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
@@ -309,7 +309,7 @@ void tt__sched_open(struct tt__slot *slot)
 {
 	struct tt__sched *s = &slot->sched;
 	s->sw.map = NULL;
-	s->counters.files.schedstat_fd = s->counters.files.stat_fd = -1;
+	s->counters.files.handle = s->counters.files.stat = -1;
 	struct tt__sched_early *e = tt__sched_mine.held ? &tt__sched_mine : NULL;
 	tt__sched_mine.held = 0;
 	/* (tt-sched, which lists the slot once it is registered, keeps it first) */
@@ -829,7 +829,7 @@ int tt__sched_start(int off, int only)
 	tt__sched_off_why = off ? TT_NO_STATES_OFF : TT_NO_STATES_COUNTERS;
 	tt__sched_counters_allowed = !off && only != TT__SCHED_SWITCHES;
 	/* (read whatever the source: the counters' readings say it) */
-	tt__counters_steal = tt__schedstat_steal_accounted();
+	tt__counters_steal = tt_os_steal_accounted();
 	/* The counters from the start, the source or beside the switches (wake-ups, stolen
 	 * time), but with TICKTRACE_SCHED=switches. */
 	tt__counters_on = only == TT__SCHED_SCHEDSTAT || tt__sched_counters_allowed;

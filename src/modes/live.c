@@ -20,13 +20,9 @@
  * threads' dropped counts, and events of threads that exited in stop and ring modes
  * once a dump compacted them... which a live run never does. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "modes/modes.h"
 
@@ -67,10 +63,7 @@ int tt__live_fd(void)
 static int tt__live_wanted(const char *path)
 {
 	const char *live = getenv(TT_ENV_LIVE);
-	if (!live || strcmp(live, "1") != 0)
-		return 0;
-	struct stat st;
-	return lstat(path, &st) != 0 || S_ISREG(st.st_mode);
+	return live && strcmp(live, "1") == 0 && tt_os_path_regular(path);
 }
 
 /* Removes the live file by its name, only while the file there is this one's: never
@@ -384,7 +377,7 @@ int tt__live_after_fork(void)
 	int err = tt__live_start();
 	tt_os_writing_end(&writing);
 	if (err < 0)
-		fprintf(tt__err, "ticktrace: the child process %d has no live file\n", (int)getpid());
+		fprintf(tt__err, "ticktrace: the child process %d has no live file\n", (int)tt_os_process_id());
 	return lv->fd;
 }
 

@@ -233,6 +233,10 @@ size_t tt_os_read_file(const char *path, char *buf, size_t size);
  * Windows: 0, its ACLs said by the write). */
 int tt_os_is_dir(const char *path);
 int tt_os_dir_writable(const char *dir);
+/* Whether `path` holds a regular file, or nothing (or nothing it can look at): 1; 0
+ * where it is a link (Windows: a reparse point), a directory, a device or a pipe
+ * (TICKTRACE_OUT=/dev/null, NUL: no live file beside it). Never through a link. */
+int tt_os_path_regular(const char *path);
 /* TICKTRACE_OUT's value `given` (`there`: the directory it names, its %p the pid, made
  * absolute) as a directory's: where it ends with a separator, or `there` is one, the
  * name `name` in it (`given` joined with it) into `buf`: 1; 0 where it names no
@@ -497,6 +501,59 @@ void tt_os_machine_ids(struct tt_machine_info *machine);
  * faulting thread, before the system ends it: the handlers installed before are kept
  * and called after. 0 or -errno. */
 int tt_os_on_crash(void (*crashed)(uint32_t cause));
+
+/* ---- a thread's counters ---- */
+
+/* What any thread of the process may read of another's without privilege, as a
+ * SCHEDSTAT section's readings hold it (format.h: struct tt_schedstat_sample), each
+ * system what it gives, and tt_os_counters_flags what that is; a field a system does
+ * not give is 0, never made up. Linux: the thread's CPU time (its CPU clock, exact:
+ * /proc's run time lags a tick while it runs), its time waiting on a run queue and its
+ * timeslices (/proc/self/task/TID/schedstat), its page faults (TID/stat, the dearest
+ * file, three times schedstat, opened once first wanted), its files kept open (in the
+ * reader's table), each reading a pread, parsed by hand (sscanf was a tenth of
+ * tt-sched's time). Windows: its CPU time (its cycle time at the TSC's rate where
+ * QueryThreadCycleTime answers; else its thread times, GetThreadTimes, in steps of the
+ * system's tick) and, where ntdll answers ThreadSystemThreadInformation (real Windows,
+ * not Wine), its context switches, as timeslices; no run-queue wait, no faults. */
+struct tt_os_counters {
+	intptr_t handle; /* Linux: schedstat's descriptor; Windows: the thread's HANDLE. -1: not open */
+	intptr_t stat;   /* Linux: stat's descriptor, once its faults are first read; -1: not open */
+	int dir;         /* Linux: tt_os_counters_dir's descriptor it was opened in, or -1 */
+	uint32_t tid;    /* 0: not open (a slot not yet set up holds zeros) */
+};
+/* What the readings hold: those of format.h's enum tt_schedstat_flags that say it
+ * (TT_SCHEDSTAT_RUN_ONLY: run_ns alone; with it TT_SCHEDSTAT_SWITCH_COUNT: timeslices
+ * counts the thread's switches; TT_SCHEDSTAT_TICK_STEPS: run_ns moves in ticks), found
+ * once (Windows: whether QueryThreadCycleTime and ntdll answer for the calling thread,
+ * and the anchor the cycle time is scaled from, taken then); 0: every field read (Linux). */
+uint32_t tt_os_counters_flags(void);
+/* A directory each thread's counters open faster in (Linux: /proc/self/task, in the
+ * caller's table, its descriptor kept there: a thread's files opened in it cost a third
+ * of those opened by their whole path), or -errno (Windows: -ENOSYS, none needed). */
+int tt_os_counters_dir(void);
+/* Opens thread `tid`'s counters for the caller to read (in `dir`, tt_os_counters_dir's,
+ * or by the whole path where -1): 0 or -errno (it exited). */
+int tt_os_counters_open(struct tt_os_counters *c, uint32_t tid, int dir);
+/* Its counters now into *out (the page faults only with `faults`, and only where its
+ * CPU time is not `ran_ns`, the last reading's (0: none): the dearest part, left as
+ * they are in *out without), `ns` the monotonic clock once they were read, the CPU time
+ * first (Linux: it and the wait within TT_SCHEDSTAT_SPAN_NS before it, read again where
+ * the reader was kept off its CPU between them, then the faults; Windows: two calls, no
+ * wait to miss, no faults): 0, or -1 (it exited, or they were never read within the span). */
+int tt_os_counters_read(struct tt_os_counters *c, struct tt_schedstat_sample *out, int faults, uint64_t ran_ns);
+void tt_os_counters_close(struct tt_os_counters *c);
+/* The calling thread's own counters now (`tid`: its tt_os_thread_id; Linux: its
+ * schedstat opened for a moment in the caller's table, closed only while still that
+ * file, its faults from getrusage): 0, or -1 (as above). */
+int tt_os_counters_read_own(uint32_t tid, struct tt_schedstat_sample *out);
+/* Another thread's counters now, its faults too, by a thread that keeps nothing open
+ * (a dump's: Linux's files opened for a moment in the caller's table, each closed only
+ * while still that file): 0, or -1 (as above). */
+int tt_os_counters_read_other(uint32_t tid, struct tt_schedstat_sample *out);
+/* Whether the system accounts stolen time (format.h: TT_SCHEDSTAT_STEAL; Linux:
+ * /proc/stat's steal above zero; Windows does not say: 0). */
+int tt_os_steal_accounted(void);
 
 /* ---- the process ---- */
 

@@ -972,6 +972,19 @@ int tt_os_path_stamp(const char *path, struct tt_os_file_stamp *stamp)
 	return err;
 }
 
+int tt_os_path_regular(const char *path)
+{
+	HANDLE f = tt_os_open_there(path, FILE_READ_ATTRIBUTES);
+	if (f == INVALID_HANDLE_VALUE)
+		return 1;
+	FILE_ATTRIBUTE_TAG_INFO tag;
+	int regular = GetFileType(f) == FILE_TYPE_DISK &&
+		      GetFileInformationByHandleEx(f, FileAttributeTagInfo, &tag, sizeof tag) &&
+		      !(tag.FileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT));
+	CloseHandle(f);
+	return regular;
+}
+
 int tt_os_file_open_held(const char *path, struct tt_os_file *file)
 {
 	HANDLE f = tt_os_open_there(path, GENERIC_READ);
@@ -1298,6 +1311,144 @@ int tt_os_on_crash(void (*crashed)(uint32_t cause))
 	tt_os_abort_next = signal(SIGABRT, tt_os_aborted);
 	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
 	return AddVectoredExceptionHandler(1, tt_os_overflow_first) ? 0 : -ENOMEM;
+}
+
+/* ---- a thread's counters ---- */
+
+/* ntdll's NtQueryInformationThread, class ThreadSystemThreadInformation: the thread's
+ * SYSTEM_THREAD_INFORMATION, one system call (Windows 10's later builds and 11; Wine 8
+ * answers STATUS_NOT_IMPLEMENTED, and its whole-system SystemProcessInformation counts
+ * no switches: 0; a whole-system snapshot too costly to read every few milliseconds
+ * anyway). */
+#define TT_OS_THREAD_SYSTEM_INFORMATION 40
+struct tt_os_system_thread_information { /* (winternl.h's SYSTEM_THREAD_INFORMATION) */
+	LARGE_INTEGER kernel_time, user_time, create_time;
+	ULONG wait_time;
+	void *start_address;
+	HANDLE process, thread;
+	LONG priority, base_priority;
+	ULONG context_switches, state, wait_reason;
+};
+_Static_assert(sizeof(struct tt_os_system_thread_information) == 80, "the class's length, which ntdll demands");
+typedef LONG(NTAPI *tt_os_query_thread_fn)(HANDLE, ULONG, void *, ULONG, ULONG *);
+
+static INIT_ONCE tt_os_counters_once = INIT_ONCE_STATIC_INIT;
+static struct {
+	int cycles; /* QueryThreadCycleTime answers */
+	tt_os_query_thread_fn query_thread; /* it answers ThreadSystemThreadInformation, or NULL */
+	struct tt_anchor from; /* the cycle time's rate measured from there */
+} tt_os_counters;
+
+/* The thread's context switches so far; false where ntdll does not say. */
+static int tt_os_switches(HANDLE thread, uint64_t *switches)
+{
+	struct tt_os_system_thread_information info;
+	if (!tt_os_counters.query_thread ||
+	    tt_os_counters.query_thread(thread, TT_OS_THREAD_SYSTEM_INFORMATION, &info, sizeof info, NULL) < 0)
+		return 0;
+	*switches = info.context_switches;
+	return 1;
+}
+
+static BOOL CALLBACK tt_os_counters_find(PINIT_ONCE once, PVOID unused, PVOID *unused_too)
+{
+	(void)once;
+	(void)unused;
+	(void)unused_too;
+	ULONG64 cycles;
+	uint64_t switches;
+	tt_os_anchor(&tt_os_counters.from);
+	tt_os_counters.cycles = QueryThreadCycleTime(GetCurrentThread(), &cycles) != 0;
+	tt_os_counters.query_thread = (tt_os_query_thread_fn)(void (*)(void))GetProcAddress(
+		GetModuleHandleA("ntdll.dll"), "NtQueryInformationThread");
+	if (!tt_os_switches(GetCurrentThread(), &switches))
+		tt_os_counters.query_thread = NULL;
+	return TRUE;
+}
+
+uint32_t tt_os_counters_flags(void)
+{
+	InitOnceExecuteOnce(&tt_os_counters_once, tt_os_counters_find, NULL, NULL);
+	return TT_SCHEDSTAT_RUN_ONLY | (tt_os_counters.cycles ? 0 : TT_SCHEDSTAT_TICK_STEPS) |
+	       (tt_os_counters.query_thread ? TT_SCHEDSTAT_SWITCH_COUNT : 0);
+}
+
+int tt_os_counters_dir(void)
+{
+	return -ENOSYS; /* (a thread is opened by its id) */
+}
+
+int tt_os_counters_open(struct tt_os_counters *c, uint32_t tid, int dir)
+{
+	HANDLE thread = (HANDLE)tt_os_thread_open(tid);
+	*c = (struct tt_os_counters){.handle = thread ? (intptr_t)thread : -1, .stat = -1, .dir = dir,
+				     .tid = thread ? tid : 0};
+	return thread ? 0 : -ESRCH;
+}
+
+void tt_os_counters_close(struct tt_os_counters *c)
+{
+	if (c->handle != -1)
+		CloseHandle((HANDLE)c->handle);
+	c->handle = -1;
+	c->tid = 0;
+}
+
+/* The thread's CPU time in ns; false where it cannot be read. */
+static int tt_os_counters_cpu_ns(HANDLE thread, uint64_t *ns)
+{
+	ULONG64 cycles;
+	if (tt_os_counters.cycles && QueryThreadCycleTime(thread, &cycles)) {
+		/* at the TSC's rate since the counters were first asked for */
+		uint64_t tsc = __rdtsc() - tt_os_counters.from.tsc;
+		int64_t clock = tt_os_monotonic_ns() - tt_os_counters.from.monotonic_ns;
+		if (!tsc || clock <= 0)
+			return 0;
+		*ns = (uint64_t)((unsigned __int128)cycles * (uint64_t)clock / tsc);
+		return 1;
+	}
+	int64_t times = tt_os_thread_cpu_ns_of((uintptr_t)thread);
+	*ns = (uint64_t)times;
+	return times >= 0;
+}
+
+/* (`thread`: a HANDLE; no faults, no wait: RUN_ONLY, 0) */
+static int tt_os_counters_of(HANDLE thread, struct tt_schedstat_sample *out)
+{
+	uint64_t run, switches = 0;
+	tt_os_counters_flags();
+	if (!tt_os_counters_cpu_ns(thread, &run) || (tt_os_counters.query_thread && !tt_os_switches(thread, &switches)))
+		return -1;
+	*out = (struct tt_schedstat_sample){.ns = tt_os_monotonic_ns(), .run_ns = run, .timeslices = switches};
+	return 0;
+}
+
+int tt_os_counters_read(struct tt_os_counters *c, struct tt_schedstat_sample *out, int faults, uint64_t ran_ns)
+{
+	(void)faults;
+	(void)ran_ns;
+	return c->handle == -1 ? -1 : tt_os_counters_of((HANDLE)c->handle, out);
+}
+
+int tt_os_counters_read_own(uint32_t tid, struct tt_schedstat_sample *out)
+{
+	(void)tid;
+	return tt_os_counters_of(GetCurrentThread(), out);
+}
+
+int tt_os_counters_read_other(uint32_t tid, struct tt_schedstat_sample *out)
+{
+	struct tt_os_counters c;
+	if (tt_os_counters_open(&c, tid, -1) < 0)
+		return -1;
+	int read = tt_os_counters_read(&c, out, 1, 0);
+	tt_os_counters_close(&c);
+	return read;
+}
+
+int tt_os_steal_accounted(void)
+{
+	return 0;
 }
 
 /* ---- the process ---- */

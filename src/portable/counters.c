@@ -1,28 +1,28 @@
-/* Windows' thread counters, the coarser split of a spike's time: a thread's context
+/* Windows' tt-sched, the coarser split of a spike's time: a thread's context
  * switches, each with its reason, come only from the kernel's events (ETW), which
  * need an administrator (etw.c, where the process is elevated); what any thread of
- * the process may read is each thread's CPU time and, where ntdll answers
- * ThreadSystemThreadInformation (not Wine), how many times it was switched in
- * (TT_SCHEDSTAT_SWITCH_COUNT, in timeslices): none across a spike says it was on CPU
- * throughout. The thread tt-sched reads every recording thread's, as Linux's counters
- * are read (TT_SEC_SCHEDSTAT, TT_SCHEDSTAT_RUN_ONLY): its cycle time at the
- * TSC's rate where QueryThreadCycleTime answers, every 4 ms; else (Wine) its times
- * (GetThreadTimes), which move in steps of the system's tick, every 16 ms. A reading
- * that says what the one before it said stretches that one (only the last of a
- * still stretch and the first after it matter to a split). The readings of a thread
- * are kept in a ring of TT__READINGS (the oldest given up, counted as lost); one
- * more is read as the thread exits and at each dump. TICKTRACE_SCHED=0: none.
+ * the process may read is its counters, the platform's (tt_os_counters_*, the face
+ * Linux's core/counters.c reads through too; what they hold, tt_os_counters_flags:
+ * its CPU time, and where ntdll says it, not under Wine, how many times it was
+ * switched in, TT_SCHEDSTAT_SWITCH_COUNT, in timeslices: none across a spike says it
+ * was on CPU throughout). The thread tt-sched reads every recording thread's, as
+ * Linux's counters are read (TT_SEC_SCHEDSTAT, TT_SCHEDSTAT_RUN_ONLY): every 4 ms
+ * where its CPU time is its cycle time, every 16 ms where it moves in steps of the
+ * system's tick (TT_SCHEDSTAT_TICK_STEPS: Wine). A reading that says what the one
+ * before it said stretches that one (only the last of a still stretch and the first
+ * after it matter to a split). The readings of a thread are kept in a ring of
+ * TT__READINGS (the oldest given up, counted as lost); one more is read as the thread
+ * exits and at each dump. TICKTRACE_SCHED=0: none. (This file goes once core/ builds
+ * for Windows: its counters.c follows the scopes and reads on the same face.)
  *
- * Locks: tt-sched takes tt__lock to list the threads, lets it go, then takes
- * tt__counters.lock to read and store; the dump holds tt__lock and tries
+ * Locks: tt-sched takes tt__run_lock to list the threads, lets it go, then takes
+ * tt__counters.lock to read and store; the dump holds tt__run_lock and tries
  * tt__counters.lock (a tt-sched ended with it held as the process exits would hold
  * it for ever: the readings are then left out, said). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
-#include <intrin.h>
 
 #include "portable/portable.h"
 
@@ -31,67 +31,20 @@
 #define TT__TIMES_MS 16
 
 struct tt__thread_counters {
-	uint32_t tid;
-	int done;    /* its last reading taken, its handle closed */
-	HANDLE thread;
+	int done;    /* its last reading taken, its counters closed */
+	struct tt_os_counters os;
 	struct tt_schedstat_sample *at; /* a ring: [first, first + n) */
 	size_t first, n;
 	uint64_t lost;
 };
 
-/* ntdll's NtQueryInformationThread, class ThreadSystemThreadInformation: the thread's
- * SYSTEM_THREAD_INFORMATION, one system call (Windows 10's later builds and 11; Wine 8
- * answers STATUS_NOT_IMPLEMENTED, and its whole-system SystemProcessInformation counts
- * no switches: 0). */
-#define TT__THREAD_SYSTEM_INFORMATION 40
-struct tt__system_thread_information { /* (winternl.h's SYSTEM_THREAD_INFORMATION) */
-	LARGE_INTEGER kernel_time, user_time, create_time;
-	ULONG wait_time;
-	void *start_address;
-	HANDLE process, thread;
-	LONG priority, base_priority;
-	ULONG context_switches, state, wait_reason;
-};
-_Static_assert(sizeof(struct tt__system_thread_information) == 80, "the class's length, which ntdll demands");
-typedef LONG(NTAPI *tt__query_thread_fn)(HANDLE, ULONG, void *, ULONG, ULONG *);
-
 static struct {
 	struct tt_os_lock lock;
 	struct tt__thread_counters **of; /* by slot index */
 	size_t cap;
-	int cycles; /* QueryThreadCycleTime answers */
-	tt__query_thread_fn query_thread; /* it answers ThreadSystemThreadInformation, or NULL */
+	uint32_t flags; /* what the platform's readings hold (tt_os_counters_flags) */
 	int off;    /* TICKTRACE_SCHED=0 */
 } tt__counters;
-
-/* The thread's context switches so far; false where ntdll does not say. */
-static int tt__switches(HANDLE thread, uint64_t *switches)
-{
-	struct tt__system_thread_information info;
-	if (!tt__counters.query_thread ||
-	    tt__counters.query_thread(thread, TT__THREAD_SYSTEM_INFORMATION, &info, sizeof info, NULL) < 0)
-		return 0;
-	*switches = info.context_switches;
-	return 1;
-}
-
-/* The thread's CPU time in ns; false where it cannot be read. */
-static int tt__cpu_ns(HANDLE thread, uint64_t *ns)
-{
-	ULONG64 cycles;
-	if (tt__counters.cycles && QueryThreadCycleTime(thread, &cycles)) {
-		/* at the TSC's rate since the run began (the anchors' clock) */
-		uint64_t tsc = __rdtsc() - tt__run.start.tsc;
-		int64_t clock = tt_os_monotonic_ns() - tt__run.start.monotonic_ns;
-		if (!tsc || clock <= 0)
-			return 0;
-		*ns = (uint64_t)((unsigned __int128)cycles * (uint64_t)clock / tsc);
-		return 1;
-	}
-	int64_t times = tt_os_thread_cpu_ns_of((uintptr_t)thread);
-	*ns = (uint64_t)times;
-	return times >= 0;
-}
 
 /* A store for thread `tid`, made at its first reading (NULL without memory); one that
  * cannot be read (gone already, no memory for its readings) is done from the start. */
@@ -101,12 +54,11 @@ static struct tt__thread_counters *tt__store_new(uint32_t tid)
 	if (!c)
 		return NULL;
 	tt__etw_track(tid);
-	c->tid = tid;
-	c->thread = (HANDLE)tt_os_thread_open(tid);
+	int opened = tt_os_counters_open(&c->os, tid, -1) == 0;
 	c->at = malloc(TT__READINGS * sizeof(*c->at));
-	if (!c->thread || !c->at) {
-		if (c->thread)
-			tt_os_thread_close((uintptr_t)c->thread);
+	if (!opened || !c->at) {
+		if (opened)
+			tt_os_counters_close(&c->os);
 		free(c->at);
 		c->at = NULL;
 		c->done = 1;
@@ -166,14 +118,9 @@ static void tt__store_reading(struct tt__thread_counters *c, struct tt_schedstat
 }
 
 /* A reading of the thread's now; false where none can be had. */
-static int tt__reading(const struct tt__thread_counters *c, struct tt_schedstat_sample *r)
+static int tt__reading(struct tt__thread_counters *c, struct tt_schedstat_sample *r)
 {
-	uint64_t run, switches = 0;
-	if (c->done || !tt__cpu_ns(c->thread, &run) ||
-	    (tt__counters.query_thread && !tt__switches(c->thread, &switches)))
-		return 0;
-	*r = (struct tt_schedstat_sample){.ns = tt_os_monotonic_ns(), .run_ns = run, .timeslices = switches};
-	return 1;
+	return !c->done && tt_os_counters_read(&c->os, r, 0, 0) == 0;
 }
 
 struct tt__listed {
@@ -183,17 +130,17 @@ struct tt__listed {
 	struct tt_schedstat_sample r;
 };
 
-/* tt-sched's list of the recording threads (a copy taken under tt__lock, grown
+/* tt-sched's list of the recording threads (a copy taken under tt__run_lock, grown
  * outside it): *n of them; false without memory. */
 static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
 {
 	for (;;) {
 		int more = 0;
 		*n = 0;
-		tt_os_lock(&tt__lock);
+		tt_os_lock(&tt__run_lock);
 		for (struct tt__slot *s = tt__run.first; s && !(more = *n == *cap); s = s->next)
 			(*list)[(*n)++] = (struct tt__listed){.index = s->index, .tid = s->tid, .exited = s->exited};
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 		if (!more)
 			return 1;
 		size_t grown_cap = *cap ? 2 * *cap : 64;
@@ -208,7 +155,7 @@ static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
 /* Each tick: the readings, the stores and the table made, and handles closed, outside
  * every lock, which tt-sched holds only to copy and store in memory: a process that
  * exits ends tt-sched where it is, and a lock it held then would keep the dump from
- * the readings (tt__counters.lock) or from everything (tt__lock). */
+ * the readings (tt__counters.lock) or from everything (tt__run_lock). */
 static void *tt__sched_main(void *arg)
 {
 	(void)arg;
@@ -217,7 +164,7 @@ static void *tt__sched_main(void *arg)
 	struct tt__listed *list = NULL;
 	size_t cap = 0, n;
 	for (;;) {
-		Sleep(tt__counters.cycles ? TT__CYCLES_MS : TT__TIMES_MS);
+		Sleep(tt__counters.flags & TT_SCHEDSTAT_TICK_STEPS ? TT__TIMES_MS : TT__CYCLES_MS);
 		if (!tt__list_threads(&list, &cap, &n))
 			continue;
 		for (size_t i = 0; i < n; i++) {
@@ -239,7 +186,7 @@ static void *tt__sched_main(void *arg)
 		tt_os_unlock(&tt__counters.lock);
 		for (size_t i = 0; i < n; i++)
 			if (list[i].read && list[i].exited)
-				tt_os_thread_close((uintptr_t)list[i].c->thread);
+				tt_os_counters_close(&list[i].c->os);
 	}
 	return NULL; /* (never: it runs until the process ends) */
 }
@@ -255,13 +202,7 @@ void tt__counters_start(void)
 				"allowed)\n", sched);
 	if (tt__counters.off)
 		return;
-	ULONG64 cycles;
-	tt__counters.cycles = QueryThreadCycleTime(GetCurrentThread(), &cycles) != 0;
-	tt__counters.query_thread =
-		(tt__query_thread_fn)(void (*)(void))GetProcAddress(GetModuleHandleA("ntdll.dll"), "NtQueryInformationThread");
-	uint64_t switches;
-	if (!tt__switches(GetCurrentThread(), &switches))
-		tt__counters.query_thread = NULL;
+	tt__counters.flags = tt_os_counters_flags();
 	if (tt_os_thread_start(NULL, tt__sched_main, NULL, 0) != 0)
 		fprintf(stderr, "ticktrace: tt-sched did not start: spikes have no split\n");
 }
@@ -286,7 +227,7 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 	struct tt__thread_counters *c = s->index < tt__counters.cap ? tt__counters.of[s->index] : NULL;
 	struct tt_schedstat_sample *copy = NULL;
 	struct tt_schedstat_sample now;
-	if (c && tt__reading(c, &now)) /* (its handle is tt-sched's to close) */
+	if (c && tt__reading(c, &now)) /* (its counters are tt-sched's to close) */
 		tt__store_reading(c, now, 0);
 	if (c && c->n && (copy = malloc(c->n * sizeof(*copy)))) {
 		for (size_t i = 0; i < c->n; i++)
@@ -294,8 +235,7 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 		*n = c->n;
 		*info = (struct tt_schedstat_info){
 			.thread_index = s->index,
-			.flags = TT_SCHEDSTAT_RUN_ONLY | (tt__counters.cycles ? 0 : TT_SCHEDSTAT_TICK_STEPS) |
-				 (tt__counters.query_thread ? TT_SCHEDSTAT_SWITCH_COUNT : 0),
+			.flags = tt__counters.flags,
 			.lost = c->lost};
 	}
 	tt_os_unlock(&tt__counters.lock);

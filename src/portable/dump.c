@@ -41,7 +41,7 @@ struct tt__kept_site {
  * was recorded of it, the span of its image, which tells its records apart
  * (generation k + 1 in the dump's site set: sections/sites.c), and copies of the
  * descriptors its records named (its memory goes with it). Added under the loader's
- * lock, which orders them, never tt__lock (a dump holds it and waits for the loader's
+ * lock, which orders them, never tt__run_lock (a dump holds it and waits for the loader's
  * as it lists the modules); published by the count. */
 #define TT__UNLOADED_MAX 256
 static struct tt__unloaded {
@@ -79,7 +79,7 @@ static char *tt__copy(const char *s)
 
 /* Copies the descriptors in module u's image that the threads' records name (not
  * those of one of the first n unloaded before it from the same addresses), as Linux's
- * writer/retired.c does at dlclose. Without tt__lock (see above): the slots and their
+ * writer/retired.c does at dlclose. Without tt__run_lock (see above): the slots and their
  * chunks read as they are, each thread's walk bounded (mode ring moves its oldest
  * chunk to its end, tt-stream gives written ones back): a site missed is named
  * "(unloaded library)", never read. */
@@ -395,7 +395,7 @@ static struct tt_os_run_file tt__placed;
 
 int tt__place_run(struct tt_os_new_file *made, char *path, size_t size)
 {
-	static char said[2 * TT__PATH_MAX + 256]; /* (tt__lock held; a crash's stack is short) */
+	static char said[2 * TT__PATH_MAX + 256]; /* (tt__run_lock held; a crash's stack is short) */
 	/* (A name with the pid in it, or apart with it: a process before this one had
 	 * its pid, which the system gave again; Wine's first process's is the same in
 	 * each run.) */
@@ -442,7 +442,7 @@ int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(stru
 	return tt__write_placed((char *)path, 0, out, write, arg);
 }
 
-/* tt__lock held: the whole run onto `out`, as a process dies of *crash_signal (0: not). */
+/* tt__run_lock held: the whole run onto `out`, as a process dies of *crash_signal (0: not). */
 static int tt__write_run(struct tt__out *out, void *crash)
 {
 	int crash_signal = *(const int *)crash;
@@ -479,11 +479,11 @@ int tt__write_file(char *path, size_t run_size, int crash_signal)
 {
 	/* (a crash in the slow path holds the lock: its records are not to be had) */
 	if (!crash_signal)
-		tt_os_lock(&tt__lock);
-	else if (!tt__take_within(&tt__lock))
+		tt_os_lock(&tt__run_lock);
+	else if (!tt__take_within(&tt__run_lock))
 		return -EDEADLK;
-	static struct tt__out out; /* (tt__lock held; too large for a crashed thread's stack) */
+	static struct tt__out out; /* (tt__run_lock held; too large for a crashed thread's stack) */
 	int rc = tt__write_placed(path, run_size, &out, tt__write_run, &crash_signal);
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 	return rc;
 }

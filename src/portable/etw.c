@@ -15,7 +15,7 @@
  * no lock), a cost of its own on a busy machine.
  *
  * Locks: tt__etw.lock guards the table and the stores; tt-etw takes it per event of
- * ours, tt-sched to add a thread, the dump (holding tt__lock) to copy, with a bounded
+ * ours, tt-sched to add a thread, the dump (holding tt__run_lock) to copy, with a bounded
  * try as counters.c does. */
 #include <errno.h>
 #include <stdio.h>

@@ -130,12 +130,12 @@ static void *tt__live_main(void *unused)
 		 * record) */
 		struct tt_os_module_list modules = {0};
 		tt__modules_look(&tt__live.modules, &modules);
-		tt_os_lock(&tt__lock);
+		tt_os_lock(&tt__run_lock);
 		if (!tt__live.finished)
 			tt__live_tick(&modules);
 		else
 			free(modules.data);
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 	}
 	return NULL; /* (never: it runs until the process ends) */
 }
@@ -181,9 +181,9 @@ void tt__live_start(const char *path)
 
 void tt__live_finish(void)
 {
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	tt__live.finished = 1;
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 	/* The mappings stay: threads may record until the process ends. */
 	tt_os_remove(tt__live.path);
 }

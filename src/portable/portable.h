@@ -105,7 +105,7 @@ enum tt__mode {
 /* A file's path: the start directory's and TICKTRACE_OUT's with its pid. */
 #define TT__PATH_MAX (TT__OUT_MAX + 16 + 1024)
 
-/* The run's settings and state (start.c), under tt__lock but where said. */
+/* The run's settings and state (start.c), under tt__run_lock but where said. */
 struct tt__run {
 	int started, off;        /* TICKTRACE=0 */
 	enum tt__mode mode;
@@ -132,7 +132,9 @@ struct tt__run {
 	char cmdline[4096];
 };
 extern struct tt__run tt__run;
-extern struct tt_os_lock tt__lock;
+/* The run's lock (not tt__lock: base.h's function of that name, which the shared
+ * layers' headers declare as portable/ comes onto them) */
+extern struct tt_os_lock tt__run_lock;
 
 /* record.c */
 /* The slow path (asm/record_win64.asm): a thread's first event, a full chunk, another
@@ -160,8 +162,8 @@ void __cyg_profile_func_exit(void *fn, void *call_site);
 /* Start-up: tt-prefault, which faults the arena in ahead of the threads. */
 void tt__prefault_start(void);
 
-/* counters.c: each thread's CPU time, read by tt-sched (started here, unless
- * TICKTRACE_SCHED=0) for spikes' split. tt__counters_copy (tt__lock held, at a
+/* counters.c: each thread's counters (the platform's: tt_os_counters_*), read by
+ * tt-sched (started here, unless TICKTRACE_SCHED=0) for spikes' split. tt__counters_copy (tt__run_lock held, at a
  * dump): slot s's readings, one more taken now, malloc'd, *n of them, and their
  * SCHEDSTAT section's head; NULL: none. */
 void tt__counters_start(void);
@@ -169,7 +171,7 @@ int tt__counters_off(void); /* TICKTRACE_SCHED=0 */
 
 /* etw.c: each thread's switches from an ETW session of ticktrace's own, where the
  * process is elevated (tt__etw_start, as tt-sched starts); tt-sched names the
- * threads to follow (tt__etw_track). At a dump (tt__lock held): tt__etw_flush once,
+ * threads to follow (tt__etw_track). At a dump (tt__run_lock held): tt__etw_flush once,
  * then per thread tt__etw_states: its states, malloc'd, *n of them (NULL: none
  * followed), their SCHED section's head, and how many were lost after the last. */
 void tt__etw_start(void);

@@ -233,7 +233,7 @@ static int tt__next_chunk(struct tt__slot *slot)
 }
 
 /* The slots' threads' handles, read and closed under it: tt-stream names a thread
- * without tt__lock while its exit closes its handle. Taken last, nothing under it. */
+ * without tt__run_lock while its exit closes its handle. Taken last, nothing under it. */
 static struct tt_os_lock tt__thread_handles;
 
 int tt__thread_name_now(const struct tt__slot *s, char *name, size_t size)
@@ -253,10 +253,10 @@ static void tt__thread_exit(void *unused)
 	(void)unused;
 	char name[sizeof ((struct tt__slot *)0)->name];
 	size_t len = tt_os_thread_name(name, sizeof name);
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	struct tt__slot *slot = tt__self(0);
 	if (!slot) {
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 		return;
 	}
 	if (!slot->named && len)
@@ -278,14 +278,14 @@ static void tt__thread_exit(void *unused)
 		__atomic_store_n(&entry->limit, NULL, __ATOMIC_RELAXED);
 		__atomic_store_n(&entry->owner, 0, __ATOMIC_RELEASE);
 	}
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 }
 
-/* Before tt__lock, never under it: the calling thread's exit watched (0), which
+/* Before tt__run_lock, never under it: the calling thread's exit watched (0), which
  * tt__self(1) then may register. Windows and Wine call the exit callbacks holding
  * their lock of fiber local storage, which FlsSetValue takes for a thread's first
- * value: set under tt__lock, a thread starting to record and one exiting (its callback
- * waiting for tt__lock) deadlocked. The callback finds its slot by the thread's key. */
+ * value: set under tt__run_lock, a thread starting to record and one exiting (its callback
+ * waiting for tt__run_lock) deadlocked. The callback finds its slot by the thread's key. */
 int tt__watch_exit(void)
 {
 	static struct tt_os_exit_key key = {tt__thread_exit, 0};
@@ -394,18 +394,18 @@ static void tt__record_in(struct tt__hot *entry, const struct tt_record *records
 	if (tt__run.off || (__atomic_load_n(&tt__hot_global.unusual, __ATOMIC_RELAXED) & TT__HOT_OFF))
 		return;
 	int watched = entry || tt__watch_exit() == 0;
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	struct tt__slot *slot = entry ? entry->slot : tt__self(watched);
 	if (!slot) {
 		tt__run.unregistered_dropped++;
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 		return;
 	}
 	struct tt__hot *hot = slot->hot;
 	if (entry)
 		hot->cursor -= size; /* the reservation that did not fit, undone */
 	if (slot->paused) {
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 		return;
 	}
 	for (;;) {
@@ -428,7 +428,7 @@ static void tt__record_in(struct tt__hot *entry, const struct tt_record *records
 		tt__next_chunk(slot);
 		tt__set_limit(slot);
 	}
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 }
 
 void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot *entry)
@@ -480,7 +480,7 @@ static bool tt__penter_grow(struct tt__slot *slot)
  * registers the thread. */
 void tt__penter_slow(uint64_t fn)
 {
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	struct tt__slot *slot = tt__self(0);
 	if (slot && slot->hot->penter_top >= slot->hot->penter_end &&
 	    (slot->hot->penter_top > slot->hot->penter_end || !tt__penter_grow(slot))) {
@@ -488,21 +488,21 @@ void tt__penter_slow(uint64_t fn)
 		 * so neither is recorded: counted */
 		slot->dropped[TT_DROP_NO_MEMORY]++;
 		slot->hot->penter_top++;
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 		return;
 	}
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 	__cyg_profile_func_enter((void *)(uintptr_t)fn, NULL); /* (registers the thread) */
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	slot = tt__self(0);
 	if (slot)
 		*slot->hot->penter_top++ = (uintptr_t)fn;
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 }
 
 void tt__pexit_slow(void)
 {
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	struct tt__slot *slot = tt__self(0);
 	uintptr_t fn = 0;
 	if (slot && slot->hot->penter_top > slot->hot->penter_base) {
@@ -513,7 +513,7 @@ void tt__pexit_slow(void)
 		else
 			slot->dropped[TT_DROP_NO_MEMORY]++;
 	}
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 	if (fn)
 		__cyg_profile_func_exit((void *)fn, NULL);
 }

@@ -17,7 +17,7 @@
 #define TT__ARENA_BYTES (UINT64_C(4) << 30)
 
 struct tt__run tt__run;
-struct tt_os_lock tt__lock;
+struct tt_os_lock tt__run_lock;
 
 
 /* This process is not the run's first (TICKTRACE_PROGRAM_PID names another: one that
@@ -242,9 +242,9 @@ static void tt__min_dur_from_env(void)
 
 void tt__start(void)
 {
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	if (tt__run.started) {
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 		return;
 	}
 	tt__run.off = tt_recording_off(getenv("TICKTRACE"), stderr);
@@ -305,7 +305,7 @@ void tt__start(void)
 		tt__counters_start();
 	}
 	__atomic_store_n(&tt__run.started, 1, __ATOMIC_RELEASE);
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 	if (!tt__run.off) {
 		/* (before ExitProcess ends tt-stream: a DLL's atexit runs only after, at its
 		 * detach, and found tt-stream ended while it wrote) */
@@ -344,10 +344,10 @@ static struct tt__slot *tt__self_locked(void)
 	if (tt__run.off)
 		return NULL;
 	int watched = tt__watch_exit() == 0;
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	struct tt__slot *slot = tt__self(watched);
 	if (!slot)
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 	return slot;
 }
 
@@ -358,7 +358,7 @@ void tt_thread_name(const char *name)
 		return;
 	snprintf(slot->name, sizeof slot->name, "%.*s", (int)tt_utf8_cut(name, sizeof slot->name - 1), name);
 	slot->named = 1;
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 }
 
 void tt__describe(const char *fmt, ...)
@@ -402,7 +402,7 @@ static void tt__pause_self(int paused)
 		return;
 	slot->paused = paused;
 	tt__set_limit(slot);
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 }
 
 void tt_pause(void)

@@ -98,7 +98,7 @@ static void tt__stream_pass(void)
 	tt__stream_modules();
 	for (struct tt__slot *s = __atomic_load_n(&tt__run.first, __ATOMIC_ACQUIRE); s;
 	     s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE)) {
-		tt_os_lock(&tt__lock);
+		tt_os_lock(&tt__run_lock);
 		struct tt__chunk *head = s->first, *last = NULL, *stop = s->current;
 		uint64_t n = 0;
 		for (struct tt__chunk *c = head; c && c != stop; c = c->next, n++)
@@ -108,7 +108,7 @@ static void tt__stream_pass(void)
 		/* (the current chunk: up to where its thread reserved; what it writes now
 		 * is left to the next pass) */
 		const struct tt_record *now = stop ? tt__chunk_end(s, stop) : NULL;
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 		tt__stream_out(s, n ? head : NULL, n ? stop : NULL);
 		if (stop) {
 			const struct tt_record *begin = (const struct tt_record *)(stop + 1);
@@ -123,11 +123,11 @@ static void tt__stream_pass(void)
 		 * written (a COUNTER followed by an old END, an old VALUE after a SCOPE). */
 		for (struct tt__chunk *c = head; c != stop; c = c->next)
 			memset(c + 1, 0, TT__CHUNK_SIZE - sizeof *c);
-		tt_os_lock(&tt__lock);
+		tt_os_lock(&tt__run_lock);
 		last->next = tt__run.free_chunks;
 		tt__run.free_chunks = head;
 		s->chunks -= n;
-		tt_os_unlock(&tt__lock);
+		tt_os_unlock(&tt__run_lock);
 	}
 	tt__out_flush(&tt__stream.out);
 }
@@ -197,7 +197,7 @@ int tt__stream_start(const char *path)
 	return err;
 }
 
-/* tt__lock held: after the file so far, on `out` (the file itself, or a copy), each
+/* tt__run_lock held: after the file so far, on `out` (the file itself, or a copy), each
  * thread's records of its run of drops still open, its THREAD_TOTALS (and its
  * switches, its counters) and END, so that it reads as a complete run; with `final`,
  * the file's own end (its erased calls too, the threads' gaps then closed). */
@@ -257,9 +257,9 @@ static int tt__stream_copy(struct tt__out *out, void *unused)
 	fclose(f);
 	if (err)
 		return err;
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	tt__stream_end(out, 0);
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 	return 0;
 }
 
@@ -300,14 +300,14 @@ int tt__stream_finish(int crash_signal)
 	if (!crash_signal) {
 		if (!tt__stream_take())
 			return -EDEADLK;
-		/* (not under tt__lock: listing the modules waits for the loader, whose
+		/* (not under tt__run_lock: listing the modules waits for the loader, whose
 		 * threads may record; nor after a crash, which may be the loader's) */
 		if (!tt__stream.finished)
 			tt__stream_modules();
-		tt_os_lock(&tt__lock);
+		tt_os_lock(&tt__run_lock);
 	} else if (!tt__stream_take()) {
 		return -EDEADLK;
-	} else if (!tt__take_within(&tt__lock)) {
+	} else if (!tt__take_within(&tt__run_lock)) {
 		tt_os_unlock(&tt__stream.busy);
 		return -EDEADLK;
 	}
@@ -342,7 +342,7 @@ int tt__stream_finish(int crash_signal)
 		if (!err)
 			err = closed;
 	}
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 	tt_os_unlock(&tt__stream.busy);
 	return err;
 }

@@ -1,7 +1,8 @@
-/* base/schedstat.c: a thread's counters read by another thread (its /proc files kept
- * open) and by the thread itself at its exit (tt__schedstat_read_own: its faults from
- * getrusage, not stat) say the same thing of it; its faults are read only where it ran
- * since the last reading; the thread's own reading, in the
+/* Linux's counters (platform/linux.c, tt_os_counters_*): a thread's counters read by
+ * another thread (its /proc files kept open) and by the thread itself at its exit
+ * (tt_os_counters_read_own: its faults from getrusage, not stat) say the same thing of
+ * it; its faults are read only where it ran since the last reading; the thread's own
+ * reading, in the
  * program's table of descriptors, never closes a file of the program's. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -32,10 +33,10 @@ static void *helper(void *unused)
 	helper_tid = (uint32_t)gettid();
 	char *pages = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(pages != MAP_FAILED);
-	assert_int_equal(tt__schedstat_read_own(helper_tid, &own_before), 0);
+	assert_int_equal(tt_os_counters_read_own(helper_tid, &own_before), 0);
 	for (int i = 0; i < PAGES; i++)
 		pages[i * 4096] = 1;
-	assert_int_equal(tt__schedstat_read_own(helper_tid, &own_after), 0);
+	assert_int_equal(tt_os_counters_read_own(helper_tid, &own_after), 0);
 	pthread_barrier_wait(&step); /* read from outside now */
 	pthread_barrier_wait(&step);
 	munmap(pages, PAGES * 4096);
@@ -49,17 +50,17 @@ static void test_own_reading_agrees_with_stat(void **state)
 	pthread_barrier_init(&step, NULL, 2);
 	assert_int_equal(pthread_create(&t, NULL, helper, NULL), 0);
 	pthread_barrier_wait(&step);
-	struct tt__schedstat files, in_dir;
+	struct tt_os_counters files, in_dir;
 	struct tt_schedstat_sample outside, outside_in_dir;
-	assert_int_equal(tt__schedstat_open(&files, helper_tid, -1), 0);
-	assert_int_equal(tt__schedstat_read(&files, &outside, 1, 0), 0);
-	tt__schedstat_close(&files);
+	assert_int_equal(tt_os_counters_open(&files, helper_tid, -1), 0);
+	assert_int_equal(tt_os_counters_read(&files, &outside, 1, 0), 0);
+	tt_os_counters_close(&files);
 	/* opened in /proc/self/task's descriptor: the same files (the helper waits) */
-	int dir = tt__schedstat_task_dir();
+	int dir = tt_os_counters_dir();
 	assert_true(dir >= 0);
-	assert_int_equal(tt__schedstat_open(&in_dir, helper_tid, dir), 0);
-	assert_int_equal(tt__schedstat_read(&in_dir, &outside_in_dir, 1, 0), 0);
-	tt__schedstat_close(&in_dir);
+	assert_int_equal(tt_os_counters_open(&in_dir, helper_tid, dir), 0);
+	assert_int_equal(tt_os_counters_read(&in_dir, &outside_in_dir, 1, 0), 0);
+	tt_os_counters_close(&in_dir);
 	close(dir);
 	assert_true(outside_in_dir.minflt == outside.minflt && outside_in_dir.majflt == outside.majflt);
 	assert_true(outside_in_dir.wait_ns == outside.wait_ns && outside_in_dir.timeslices == outside.timeslices);
@@ -88,19 +89,19 @@ static void test_faults_read_only_where_it_ran(void **state)
 	pthread_barrier_init(&step, NULL, 2);
 	assert_int_equal(pthread_create(&t, NULL, helper, NULL), 0);
 	pthread_barrier_wait(&step); /* (it waits on the barrier now, running nothing) */
-	struct tt__schedstat files;
+	struct tt_os_counters files;
 	struct tt_schedstat_sample first, still = {.minflt = UINT64_MAX, .majflt = UINT64_MAX}, ran = still;
-	assert_int_equal(tt__schedstat_open(&files, helper_tid, -1), 0);
-	assert_int_equal(tt__schedstat_read(&files, &first, 0, 0), 0);
-	assert_true(files.stat_fd < 0); /* (no faults asked) */
-	assert_int_equal(tt__schedstat_read(&files, &still, 1, first.run_ns), 0);
+	assert_int_equal(tt_os_counters_open(&files, helper_tid, -1), 0);
+	assert_int_equal(tt_os_counters_read(&files, &first, 0, 0), 0);
+	assert_true(files.stat < 0); /* (no faults asked) */
+	assert_int_equal(tt_os_counters_read(&files, &still, 1, first.run_ns), 0);
 	assert_true(still.run_ns == first.run_ns && still.ns > first.ns);
-	assert_true(still.minflt == UINT64_MAX && still.majflt == UINT64_MAX && files.stat_fd < 0);
+	assert_true(still.minflt == UINT64_MAX && still.majflt == UINT64_MAX && files.stat < 0);
 	/* (as if the last reading's CPU time were another: read) */
-	assert_int_equal(tt__schedstat_read(&files, &ran, 1, first.run_ns - 1), 0);
-	assert_true(files.stat_fd >= 0);
+	assert_int_equal(tt_os_counters_read(&files, &ran, 1, first.run_ns - 1), 0);
+	assert_true(files.stat >= 0);
 	assert_true(ran.minflt >= PAGES && ran.minflt != UINT64_MAX && ran.majflt != UINT64_MAX);
-	tt__schedstat_close(&files);
+	tt_os_counters_close(&files);
 	pthread_barrier_wait(&step);
 	pthread_join(t, NULL);
 }
@@ -144,11 +145,11 @@ static void test_own_reading_leaves_the_programs_file(void **state)
 	assert_true(program >= 0);
 	struct tt_schedstat_sample reading;
 	swap = program;
-	tt__schedstat_read_own((uint32_t)gettid(), &reading);
+	tt_os_counters_read_own((uint32_t)gettid(), &reading);
 	assert_true(swap_kept(program));
 	/* (by its path: the files any thread of the program's opens for it) */
 	swap = program;
-	tt__schedstat_read_other((uint32_t)gettid(), &reading);
+	tt_os_counters_read_other((uint32_t)gettid(), &reading);
 	assert_true(swap_kept(program));
 	close(program);
 }

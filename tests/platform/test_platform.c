@@ -1226,6 +1226,34 @@ static void test_out_dir(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* A regular file, or nothing, is a place for one (a live file beside the run's); a
+ * directory, the null device, and on Linux a link (even to a regular file) and a FIFO
+ * are not. */
+static void test_path_regular(void **state)
+{
+	(void)state;
+	char dir[512], file[600], missing[600];
+	tt_temp_file(dir, sizeof dir, file, sizeof file, "file");
+	tt_write_text(file, "x");
+	assert_int_equal(tt_os_path_regular(file), 1);
+	snprintf(missing, sizeof missing, "%s/missing", dir);
+	assert_int_equal(tt_os_path_regular(missing), 1);
+	assert_int_equal(tt_os_path_regular(dir), 0);
+	assert_int_equal(tt_os_path_regular(TT_NULL_DEVICE), 0);
+#ifndef _WIN32
+	char link[600];
+	snprintf(link, sizeof link, "%s/link", dir);
+	assert_int_equal(symlink(file, link), 0);
+	assert_int_equal(tt_os_path_regular(link), 0);
+	remove(link);
+	assert_int_equal(mkfifo(link, 0600), 0);
+	assert_int_equal(tt_os_path_regular(link), 0);
+	remove(link);
+#endif
+	remove(file);
+	tt_temp_dir_remove(dir);
+}
+
 /* A file opened for writing is emptied first; its sink writes both parts of each put
  * in order, none of an empty one, and from where the file was moved to; the null
  * device takes any bytes. */
@@ -2189,6 +2217,137 @@ static void test_thread_cpu_of(void **state)
 		tt_os_thread_close(none);
 }
 
+/* The thread test_thread_counters reads: its id published, it waits for `step` 1,
+ * spins 60 ms of its CPU time (on its own counters' clock), sleeps 20 times, reads its
+ * own counters, says step 2 and waits for 3 to end (4). */
+static uint32_t tt_counted_tid, tt_counted_step;
+static struct tt_schedstat_sample tt_counted_own[2];
+#define TT_COUNTED_SPIN_NS (60 * 1000000)
+#define TT_COUNTED_SLEEPS 20
+
+static void tt_counted_wait(uint32_t step)
+{
+	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
+	uint32_t now;
+	while ((now = __atomic_load_n(&tt_counted_step, __ATOMIC_ACQUIRE)) < step && tt_os_monotonic_ns() < deadline)
+		tt_os_wait(&tt_counted_step, now, 1000000000);
+	assert_true(__atomic_load_n(&tt_counted_step, __ATOMIC_ACQUIRE) >= step);
+}
+
+static void tt_counted_say(uint32_t step)
+{
+	__atomic_store_n(&tt_counted_step, step, __ATOMIC_RELEASE);
+	tt_os_wake(&tt_counted_step);
+}
+
+static void *tt_counted(void *arg)
+{
+	uint32_t tid = tt_os_thread_id();
+	__atomic_store_n(&tt_counted_tid, tid, __ATOMIC_RELEASE);
+	tt_os_wake(&tt_counted_tid);
+	tt_counted_wait(1);
+	struct tt_schedstat_sample now;
+	assert_int_equal(tt_os_counters_read_own(tid, &tt_counted_own[0]), 0);
+	int64_t deadline = tt_os_monotonic_ns() + INT64_C(30) * 1000000000;
+	volatile uint64_t spin = 0;
+	do {
+		for (int i = 0; i < 100000; i++)
+			spin++;
+		assert_int_equal(tt_os_counters_read_own(tid, &now), 0);
+	} while (now.run_ns - tt_counted_own[0].run_ns < TT_COUNTED_SPIN_NS && tt_os_monotonic_ns() < deadline);
+	for (int i = 0; i < TT_COUNTED_SLEEPS; i++)
+		tt_os_sleep_ns(2000000);
+	assert_int_equal(tt_os_counters_read_own(tid, &tt_counted_own[1]), 0);
+	tt_counted_say(2);
+	tt_counted_wait(3);
+	tt_counted_say(4);
+	return arg;
+}
+
+/* What the system does not give reads 0, never made up: the fields a reading holds
+ * garbage in before it is read (format.h: TT_SCHEDSTAT_RUN_ONLY, _SWITCH_COUNT). */
+static void tt_counters_given(uint32_t flags, const struct tt_schedstat_sample *r)
+{
+	if (!(flags & TT_SCHEDSTAT_RUN_ONLY))
+		return;
+	assert_true(r->wait_ns == 0 && r->minflt == 0 && r->majflt == 0);
+	if (!(flags & TT_SCHEDSTAT_SWITCH_COUNT))
+		assert_true(r->timeslices == 0);
+}
+
+/* A thread's counters (the face both runtimes read them through: Linux's core/
+ * counters.c, Windows' portable/counters.c), read by another thread while it runs and
+ * by itself: its CPU time grows by what it spun, no faster than the clock; what the
+ * system says it gives (Linux: everything; Windows: the CPU time, and the switches
+ * where ntdll counts them, not under Wine) is there, switches counted across its
+ * sleeps, and what it does not give is 0; a thread that is not there cannot be opened
+ * or read. */
+static void test_thread_counters(void **state)
+{
+	(void)state;
+	uint32_t flags = tt_os_counters_flags();
+#ifdef _WIN32
+	assert_true(flags & TT_SCHEDSTAT_RUN_ONLY);
+	int dir = tt_os_counters_dir();
+	assert_int_equal(dir, -ENOSYS);
+	assert_int_equal(tt_os_steal_accounted(), 0);
+#else
+	assert_int_equal(flags, 0);
+	int dir = tt_os_counters_dir();
+	assert_true(dir >= 0);
+#endif
+	assert_true(!(flags & ~(uint32_t)(TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS | TT_SCHEDSTAT_SWITCH_COUNT)));
+	assert_true(!(flags & (TT_SCHEDSTAT_SWITCH_COUNT | TT_SCHEDSTAT_TICK_STEPS)) || (flags & TT_SCHEDSTAT_RUN_ONLY));
+	assert_int_equal(tt_os_thread_start(NULL, tt_counted, NULL, 0), 0);
+	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
+	while (!__atomic_load_n(&tt_counted_tid, __ATOMIC_ACQUIRE) && tt_os_monotonic_ns() < deadline)
+		tt_os_wait(&tt_counted_tid, 0, 1000000000);
+	struct tt_os_counters c;
+	assert_int_equal(tt_os_counters_open(&c, tt_counted_tid, dir), 0);
+	assert_true(c.tid == tt_counted_tid && c.handle != -1);
+	struct tt_schedstat_sample r[3];
+	memset(r, 0xAA, sizeof r);
+	assert_int_equal(tt_os_counters_read(&c, &r[0], 1, 0), 0);
+	tt_counted_say(1);
+	tt_counted_wait(2);
+	memset(&r[1], 0xAA, sizeof r[1]);
+	assert_int_equal(tt_os_counters_read(&c, &r[1], 1, 0), 0);
+	assert_int_equal(tt_os_counters_read_other(tt_counted_tid, &r[2]), 0);
+	tt_counted_say(3);
+	tt_counted_wait(4);
+	tt_os_counters_close(&c);
+	assert_true(c.handle == -1 && c.tid == 0);
+	/* (Linux's CPU clock is exact; Windows' cycle time is scaled by the TSC's rate as
+	 * measured so far, its thread times move by ticks) */
+	uint64_t slack = flags & TT_SCHEDSTAT_TICK_STEPS ? TT_SCHEDSTAT_TICK_NS
+			 : flags & TT_SCHEDSTAT_RUN_ONLY  ? 1000000
+							  : 0;
+	const struct tt_schedstat_sample *own = tt_counted_own;
+	for (int i = 0; i < 3; i++) {
+		tt_counters_given(flags, &r[i]);
+		tt_counters_given(flags, &own[i % 2]);
+	}
+	/* in order, each grown: theirs, its own between them */
+	assert_true(r[0].ns < own[0].ns && own[0].ns < own[1].ns && own[1].ns < r[1].ns && r[1].ns < r[2].ns);
+	assert_true(r[0].run_ns <= own[0].run_ns + slack && own[1].run_ns <= r[1].run_ns + slack &&
+		    r[1].run_ns <= r[2].run_ns + slack);
+	assert_true(own[1].run_ns - own[0].run_ns >= TT_COUNTED_SPIN_NS);
+	/* its CPU time in ns: no more than the clock's time between, each read within the
+	 * span before its time (a count of cycles unscaled would be three times it) */
+	assert_true(r[1].run_ns - r[0].run_ns <= (uint64_t)(r[1].ns - r[0].ns) + TT_SCHEDSTAT_SPAN_NS + slack);
+	assert_true(r[1].wait_ns >= r[0].wait_ns && r[1].minflt >= r[0].minflt && r[1].majflt >= r[0].majflt);
+	if (!(flags & TT_SCHEDSTAT_RUN_ONLY) || (flags & TT_SCHEDSTAT_SWITCH_COUNT))
+		assert_true(r[1].timeslices - r[0].timeslices >= TT_COUNTED_SLEEPS);
+	/* (no thread has this id: Windows' are multiples of 4, Linux's at most 2^22) */
+	struct tt_schedstat_sample none;
+	assert_true(tt_os_counters_open(&c, UINT32_C(0xFFFFFFF1), -1) < 0);
+	assert_true(c.tid == 0);
+	assert_int_equal(tt_os_counters_read_other(UINT32_C(0xFFFFFFF1), &none), -1);
+#ifndef _WIN32
+	close(dir);
+#endif
+}
+
 struct tt_found {
 	uint64_t address;
 	int hits;
@@ -2354,10 +2513,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_reserve_growable), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
-		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_path_regular), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity), cmocka_unit_test(test_file_copy),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
-		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
+		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_thread_counters),
+		cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),

@@ -1,5 +1,5 @@
 /* How a Windows run ends and names its file (ends.py), linked with the static library
- * (its own _exit, and the runtime's lock, tt__lock, to hold as its threads do):
+ * (its own _exit, and the runtime's lock, tt__run_lock, to hold as its threads do):
  *
  *   held-crash  a thread holds the runtime's lock (as tt-live, tt-sched or a thread
  *               taking a chunk do, a moment) while main dies of an access violation
@@ -27,7 +27,7 @@
 #include "ticktrace.h"
 #include "platform/platform.h"
 
-extern struct tt_os_lock tt__lock; /* (the runtime's: src/portable/start.c) */
+extern struct tt_os_lock tt__run_lock; /* (the runtime's: src/portable/start.c) */
 
 /* (Debian 12's mingw-w64 headers do not declare it) */
 HRESULT WINAPI SetThreadDescription(HANDLE thread, PCWSTR description);
@@ -38,10 +38,10 @@ static DWORD WINAPI tt_holder(void *unused)
 {
 	(void)unused;
 	TT_SCOPE("holder");
-	tt_os_lock(&tt__lock);
+	tt_os_lock(&tt__run_lock);
 	SetEvent(tt_held);
 	Sleep(300);
-	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__run_lock);
 	Sleep(INFINITE);
 	return 0;
 }

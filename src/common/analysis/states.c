@@ -440,7 +440,7 @@ static void tt_an_counters_faults(const struct tt_an_counters *c, int64_t start,
 
 /* ---- the wait for a CPU after a wake-up: the switches and the counters together ---- */
 
-/* A reading's moment (base/schedstat.c: the monotonic clock, the switches' too, read
+/* A reading's moment (tt_os_counters_read: the monotonic clock, the switches' too, read
  * just after the file): a switch in this long before it may have come after the read. */
 #define TT_AN_READ_NEAR_NS 20000
 
