@@ -153,9 +153,10 @@ static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
 }
 
 /* Each tick: the readings, the stores and the table made, and handles closed, outside
- * every lock, which tt-sched holds only to copy and store in memory: a process that
- * exits ends tt-sched where it is, and a lock it held then would keep the dump from
- * the readings (tt__counters.lock) or from everything (tt__run_lock). */
+ * every lock, which tt-sched holds only to copy and store in memory: the exit's dump
+ * runs while tt-sched does (it is told to return only after), and a crash ends it
+ * where it is, where a lock it held would keep the dump from the readings
+ * (tt__counters.lock) or from everything (tt__run_lock). */
 static void *tt__sched_main(void *arg)
 {
 	(void)arg;
