@@ -145,6 +145,17 @@ void tt_os_thread_join(struct tt_os_thread *thread)
 	pthread_join((pthread_t)thread->handle, NULL);
 }
 
+int tt_os_thread_join_within(struct tt_os_thread *thread, int64_t timeout_ns)
+{
+	/* (the wall clock: pthread_timedjoin_np's, which the sanitizers know) */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	int64_t ns = until.tv_nsec + (timeout_ns > 0 ? timeout_ns : 0);
+	until.tv_sec += ns / 1000000000;
+	until.tv_nsec = ns % 1000000000;
+	return -pthread_timedjoin_np((pthread_t)thread->handle, NULL, &until);
+}
+
 void tt_os_signals_block(struct tt_os_signals *old)
 {
 	sigset_t all;

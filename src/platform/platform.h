@@ -80,6 +80,9 @@ struct tt_os_thread {
 };
 int tt_os_thread_start(struct tt_os_thread *thread, void *(*main)(void *arg), void *arg, size_t stack);
 void tt_os_thread_join(struct tt_os_thread *thread);
+/* The join, for timeout_ns at most: 0, ended and let go; -ETIMEDOUT, still running
+ * (joinable still). */
+int tt_os_thread_join_within(struct tt_os_thread *thread, int64_t timeout_ns);
 
 /* The calling thread's signal mask as it was (Linux): tt_os_signals_block blocks every
  * signal in it, so that a handler's events never wait on a lock the thread holds,

@@ -428,6 +428,15 @@ void tt_os_thread_join(struct tt_os_thread *thread)
 	CloseHandle((HANDLE)thread->handle);
 }
 
+int tt_os_thread_join_within(struct tt_os_thread *thread, int64_t timeout_ns)
+{
+	int64_t ms = timeout_ns > 0 ? (timeout_ns + 999999) / 1000000 : 0;
+	if (WaitForSingleObject((HANDLE)thread->handle, ms < INFINITE ? (DWORD)ms : INFINITE - 1) != WAIT_OBJECT_0)
+		return -ETIMEDOUT;
+	CloseHandle((HANDLE)thread->handle);
+	return 0;
+}
+
 void tt_os_signals_block(struct tt_os_signals *old)
 {
 	old->none = 0;

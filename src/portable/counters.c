@@ -153,9 +153,10 @@ static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
 }
 
 /* Each tick: the readings, the stores and the table made, and handles closed, outside
- * every lock, which tt-sched holds only to copy and store in memory: a process that
- * exits ends tt-sched where it is, and a lock it held then would keep the dump from
- * the readings (tt__counters.lock) or from everything (tt__run_lock). */
+ * every lock, which tt-sched holds only to copy and store in memory: the exit's dump
+ * runs while tt-sched does (it is told to return only after), and a crash ends it
+ * where it is, where a lock it held would keep the dump from the readings
+ * (tt__counters.lock) or from everything (tt__run_lock). */
 static void *tt__sched_main(void *arg)
 {
 	(void)arg;
@@ -163,8 +164,7 @@ static void *tt__sched_main(void *arg)
 	tt__etw_start();
 	struct tt__listed *list = NULL;
 	size_t cap = 0, n;
-	for (;;) {
-		Sleep(tt__counters.flags & TT_SCHEDSTAT_TICK_STEPS ? TT__TIMES_MS : TT__CYCLES_MS);
+	while (!tt__nap((tt__counters.flags & TT_SCHEDSTAT_TICK_STEPS ? TT__TIMES_MS : TT__CYCLES_MS) * INT64_C(1000000))) {
 		if (!tt__list_threads(&list, &cap, &n))
 			continue;
 		for (size_t i = 0; i < n; i++) {
@@ -188,7 +188,8 @@ static void *tt__sched_main(void *arg)
 			if (list[i].read && list[i].exited)
 				tt_os_counters_close(&list[i].c->os);
 	}
-	return NULL; /* (never: it runs until the process ends) */
+	free(list);
+	return NULL; /* (the exit ends it) */
 }
 
 void tt__counters_start(void)
@@ -203,7 +204,7 @@ void tt__counters_start(void)
 	if (tt__counters.off)
 		return;
 	tt__counters.flags = tt_os_counters_flags();
-	if (tt_os_thread_start(NULL, tt__sched_main, NULL, 0) != 0)
+	if (tt__thread_start(tt__sched_main) != 0)
 		fprintf(stderr, "ticktrace: tt-sched did not start: spikes have no split\n");
 }
 

@@ -123,9 +123,7 @@ static void tt__live_tick(struct tt_os_module_list *modules)
 static void *tt__live_main(void *unused)
 {
 	(void)unused;
-	uint32_t never = 0;
-	for (;;) {
-		tt_os_wait(&never, 0, TT__LIVE_PERIOD_NS);
+	while (!tt__nap(TT__LIVE_PERIOD_NS)) {
 		/* (before the lock: listing them waits for the loader, whose threads may
 		 * record) */
 		struct tt_os_module_list modules = {0};
@@ -137,7 +135,7 @@ static void *tt__live_main(void *unused)
 			free(modules.data);
 		tt_os_unlock(&tt__run_lock);
 	}
-	return NULL; /* (never: it runs until the process ends) */
+	return NULL; /* (the exit ends it) */
 }
 
 void tt__live_start(const char *path)
@@ -174,7 +172,7 @@ void tt__live_start(const char *path)
 	if (err && !tt__live.out.err) /* (no memory: no more descriptions) */
 		tt__live.out.err = err;
 	tt__live_commit();
-	if (tt_os_thread_start(NULL, tt__live_main, NULL, 0) != 0)
+	if (tt__thread_start(tt__live_main) != 0)
 		fprintf(stderr, "ticktrace: %s: no thread to describe the live file: threads and "
 				"sites are named by number and address after a kill\n", tt__live.path);
 }

@@ -105,6 +105,9 @@ enum tt__mode {
 /* A file's path: the start directory's and TICKTRACE_OUT's with its pid. */
 #define TT__PATH_MAX (TT__OUT_MAX + 16 + 1024)
 
+/* The runtime's own threads at most. */
+#define TT__THREADS 4
+
 /* The run's settings and state (start.c), under tt__run_lock but where said. */
 struct tt__run {
 	int started, off;        /* TICKTRACE=0 */
@@ -130,6 +133,10 @@ struct tt__run {
 	struct tt_process_info process; /* its parent and command line (PROCESS), read then:
 	                                 * a crash's dump allocates nothing */
 	char cmdline[4096];
+	/* The runtime's threads (tt-prefault, tt-live, tt-stream, tt-sched: threads.c),
+	 * ended at exit once `ending` is set (atomic). */
+	struct tt_os_thread own[TT__THREADS];
+	uint32_t owned, ending;
 };
 extern struct tt__run tt__run;
 /* The run's lock (not tt__lock: base.h's function of that name, which the shared
@@ -184,6 +191,16 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 
 /* start.c */
 void tt__start(void); /* once, from the constructor or a first event */
+
+/* threads.c. Lock held: one of the runtime's threads, running main, which returns
+ * once tt__run.ending is set (its wait woken: tt__nap, or its own word, which
+ * tt__threads_end bumps). 0 or -errno. */
+int tt__thread_start(void *(*main)(void *arg));
+/* Waits `ns`, or less as the exit ends the runtime's threads: then 1. */
+int tt__nap(int64_t ns);
+/* At exit, once the run's file is written: the runtime's threads told to return and
+ * waited for (a bound: said where one is left to ExitProcess). */
+void tt__threads_end(void);
 /* Whether the run's file has the pid in its name (TICKTRACE_OUT's %p, the default
  * name's, or .PID apart): another file there of that name was a process's the
  * system gave the same pid. */

@@ -100,6 +100,8 @@ static void *tt__prefault(void *unused)
 	(void)unused;
 	for (;;) {
 		uint32_t wanted = __atomic_load_n(&tt__run.prefault_wanted, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&tt__run.ending, __ATOMIC_ACQUIRE))
+			return NULL;
 		char *from = __atomic_load_n(&tt__run.ready, __ATOMIC_ACQUIRE);
 		char *next = __atomic_load_n(&tt__run.next, __ATOMIC_RELAXED);
 		size_t ahead = tt__prefault_window(next);
@@ -122,7 +124,7 @@ void tt__prefault_start(void)
 {
 	tt__run.ready = tt__arena_base = tt__recent_use.next = tt__run.next;
 	tt__recent_use.ns = tt_os_monotonic_ns();
-	if (tt_os_thread_start(NULL, tt__prefault, NULL, 0) != 0)
+	if (tt__thread_start(tt__prefault) != 0)
 		fprintf(stderr, "ticktrace: no thread to fault buffers in ahead: each thread does "
 				"as it takes a chunk\n");
 }

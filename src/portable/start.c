@@ -178,14 +178,17 @@ static int tt__ended;
 /* (once: tt_os_at_exit may call it twice) */
 static void tt__exit(void)
 {
-	if (tt__run.off || __atomic_exchange_n(&tt__ended, 1, __ATOMIC_ACQ_REL))
+	if (tt__run.off)
 		return;
-	char path[TT__PATH_MAX + 1];
-	int rc = tt__run_end(0, path, sizeof path);
-	if (rc < 0) /* (Linux's words: lifecycle/start.c) */
-		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n", path,
-			strerror(-rc));
-	tt__say_drops();
+	if (!__atomic_exchange_n(&tt__ended, 1, __ATOMIC_ACQ_REL)) {
+		char path[TT__PATH_MAX + 1];
+		int rc = tt__run_end(0, path, sizeof path);
+		if (rc < 0) /* (Linux's words: lifecycle/start.c) */
+			fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n", path,
+				strerror(-rc));
+		tt__say_drops();
+	}
+	tt__threads_end();
 }
 
 /* (`exception`: its code, which the file keeps as its crash_signal) */

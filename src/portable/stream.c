@@ -137,7 +137,8 @@ static void *tt__stream_main(void *unused)
 	(void)unused;
 	for (;;) {
 		uint32_t wanted = __atomic_load_n(&tt__run.stream_wanted, __ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&tt__stream.ending, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&tt__stream.ending, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&tt__run.ending, __ATOMIC_ACQUIRE))
 			return NULL;
 		tt_os_lock(&tt__stream.busy);
 		int finished = tt__stream.finished;
@@ -187,7 +188,7 @@ int tt__stream_start(const char *path)
 	if (!err && !in_place)
 		err = tt__place_run(&made, tt__stream.path, sizeof tt__stream.path);
 	if (!err)
-		err = tt_os_thread_start(NULL, tt__stream_main, NULL, 0);
+		err = tt__thread_start(tt__stream_main);
 	if (err) {
 		tt_os_file_close(&tt__stream.file.file);
 		if (!in_place && !made.tmp[0]) /* (placed) */

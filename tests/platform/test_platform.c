@@ -421,6 +421,32 @@ static void test_joined_thread(void **state)
 	}
 }
 
+/* Until *word is 1 (woken). */
+static void *tt_held_main(void *arg)
+{
+	uint32_t *word = arg;
+	while (!__atomic_load_n(word, __ATOMIC_ACQUIRE))
+		tt_os_wait(word, 0, TT_OS_FOREVER);
+	return NULL;
+}
+
+/* The bounded join: a thread still running is waited for the time given and left
+ * joinable; once it ends, joined and let go. */
+static void test_join_within(void **state)
+{
+	(void)state;
+	uint32_t word = 0;
+	struct tt_os_thread thread;
+	assert_int_equal(tt_os_thread_start(&thread, tt_held_main, &word, 0), 0);
+	int64_t from = tt_os_monotonic_ns();
+	assert_int_equal(tt_os_thread_join_within(&thread, 30 * 1000000), -ETIMEDOUT);
+	assert_true(tt_os_monotonic_ns() - from >= 20 * 1000000); /* (Windows may end a wait a tick early) */
+	assert_int_equal(tt_os_thread_join_within(&thread, 0), -ETIMEDOUT);
+	__atomic_store_n(&word, 1, __ATOMIC_RELEASE);
+	tt_os_wake_all(&word);
+	assert_int_equal(tt_os_thread_join_within(&thread, INT64_C(60) * 1000000000), 0);
+}
+
 static void *tt_own_id(void *arg)
 {
 	__atomic_store_n((uint32_t *)arg, tt_os_thread_id(), __ATOMIC_RELEASE);
@@ -2510,7 +2536,7 @@ int main(int argc, char **argv)
 	tt_argv = argv;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
-		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
+		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_join_within), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_reserve_growable), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_path_regular), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
