@@ -125,6 +125,8 @@ int64_t tt__counters_tick(int64_t period_ns, int alone) TT__HIDDEN;
 /* Its looks rest (every thread it reads quiet outside its scopes, read since): a
  * thread registering wakes it (tt__sched_rouse). */
 extern int tt__counters_resting TT__HIDDEN;
+/* The time of a thread's last record as of TSC `now` (0: none seen; none after `now`). */
+uint64_t tt__counters_last(struct tt__slot *slot, uint64_t now) TT__HIDDEN;
 extern long tt__cores TT__HIDDEN; /* arena.c: the cores the process may run on */
 /* Lock held: a slot's readings let go, its files handed to tt-sched to close (`ours`:
  * they are this process's tt-sched's, not a fork's parent's; not ours, the scopes its

@@ -635,7 +635,7 @@ static void tt__counters_unlist(struct tt__counters *c)
  * only makes a reading more or one less. Where the cursor has not moved since, the
  * same as then (no record read: a thread's records were most of its look's walk, 3 to
  * 4 cache misses each), unless a record was not written then. */
-static uint64_t tt__counters_last(struct tt__slot *slot)
+static uint64_t tt__counters_last_seen(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
 	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
@@ -663,6 +663,15 @@ static uint64_t tt__counters_last(struct tt__slot *slot)
 		written &= kind != TT_REC_PAD;
 	}
 	return 0;
+}
+
+/* As of the look begun at TSC `now`: a record written since stands at `now` (no quiet
+ * began; before, `now - last` wrapped, the thread quiet for ages, tt-sched resting 8 ms
+ * as it recorded, the wrapped ticks' conversion undefined). */
+uint64_t tt__counters_last(struct tt__slot *slot, uint64_t now)
+{
+	uint64_t last = tt__counters_last_seen(slot);
+	return last < now ? last : now;
 }
 
 /* ---- which scopes a thread has open: its records read as they come ---- */
@@ -976,7 +985,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		 * is followed from its start) */
 		if ((!follow || s->sw.map) && c->scopes.machine.keys)
 			tt__scopes_restart(&c->scopes);
-		uint64_t last = tt__counters_last(slot), next;
+		uint64_t last = tt__counters_last(slot, now.tsc), next;
 		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - read_ticks, &next);
 		int read = 0; /* (a reading taken this look: the first of a watch begun after it) */
 		int resume = 0; /* (a scope around it, watched before it: read on, as it was) */
@@ -1078,7 +1087,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		rest = !over_budget && now.tsc - newest >= after_ticks + after_ticks * (uint64_t)unread_since / 4;
 		for (uint32_t i = 0; rest && i < tt__counters_listed; i++) {
 			struct tt__slot *slot = tt__counters_list[i];
-			uint64_t last = tt__counters_last(slot);
+			uint64_t last = tt__counters_last(slot, now.tsc);
 			if (tt__counters_read_for(slot) && !tt__counters_read_since(&slot->sched.counters, last, &now, hz))
 				tt__counters_read(slot);
 		}
