@@ -20,6 +20,11 @@
 #ifndef TICKTRACE_H
 #define TICKTRACE_H
 
+/* Said here, not as a syntax error deep in the macros (C99's anonymous static asserts). */
+#if defined(__cplusplus) ? __cplusplus < 201103L : !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
+#error "ticktrace.h is C11 or C++11: compile with -std=c11 (gnu11, c17 or later) or -std=c++11 or later"
+#endif
+
 #include <stdint.h>
 
 #include "ticktrace/profile.h" /* the self-profiler: tt_profile_* */
@@ -49,6 +54,25 @@ struct tt_callsite {
 #define TT__CAT2(a, b) a##b
 #define TT__CAT(a, b) TT__CAT2(a, b)
 #define TT__INLINE static inline __attribute__((always_inline, no_instrument_function))
+/* Conversions and a null pointer that a C++ user's -Wold-style-cast, -Wuseless-cast and
+ * -Wzero-as-null-pointer-constant accept. TT__TO takes an integer, an enum or a pointer
+ * (a value macro's argument), as C's cast does. */
+#ifdef __cplusplus
+extern "C++" {
+template <class To, class From> TT__INLINE To tt__to(From v) { return static_cast<To>(v); }
+template <class To, class From> TT__INLINE To tt__to(From *v)
+{
+	return static_cast<To>(reinterpret_cast<__UINTPTR_TYPE__>(v));
+}
+}
+#define TT__CAST(type, v) static_cast<type>(v)
+#define TT__TO(type, v) tt__to<type>(v)
+#define TT__NULL nullptr
+#else
+#define TT__CAST(type, v) ((type)(v))
+#define TT__TO(type, v) ((type)(v))
+#define TT__NULL ((void *)0)
+#endif
 /* Windows: a program linked with libticktrace.dll takes each function's address from
  * its import table (dllimport), not through a stub that jumps there (a second jump per
  * event); one linked with the static library defines TT_STATIC (its meson dependency and
@@ -89,7 +113,7 @@ template <class V> struct tt__integer_check {
 		int tt__member;                                                        \
 	}))
 #endif
-#define TT__INTEGER(type, v) (TT__INTEGER_CHECK(v), (type)(v))
+#define TT__INTEGER(type, v) (TT__INTEGER_CHECK(v), TT__TO(type, v))
 /* TT__SITE_SIGNED_ARG when v's type (promoted) is a signed integer type, else 0: a
  * constant expression. */
 #ifdef __cplusplus
@@ -148,7 +172,7 @@ TT_API void tt__describe(const char *fmt, ...) __attribute__((format(printf, 1, 
 TT__INLINE uint64_t tt__note_word(unsigned kind, uint64_t value)
 {
 	const uint64_t max = (UINT64_C(1) << 56) - 1;
-	return (uint64_t)kind << 56 | (value < max ? value : max);
+	return TT__CAST(uint64_t, kind) << 56 | (value < max ? value : max);
 }
 
 TT__INLINE void tt__scope_end(const int *unused)
@@ -178,7 +202,7 @@ template <class T> char (&tt__literal_check(const T &))[2];
 	TT__LITERAL(name);                                                             \
 	static const struct tt_callsite var = {(name), __FILE__, __func__, __LINE__, (flags), \
 					       (arg_name)}
-#define TT__SITE_FLAGS(var, name, flags) TT__SITE_FULL(var, name, flags, 0)
+#define TT__SITE_FLAGS(var, name, flags) TT__SITE_FULL(var, name, flags, TT__NULL)
 #define TT__SITE(var, name) TT__SITE_FLAGS(var, name, 0)
 
 #define TT__SITE_CALL(fn, name)                                                    \
@@ -221,7 +245,7 @@ TT_API const struct tt_callsite *tt__name(const struct tt_callsite *site, const 
 extern "C++" {
 TT__INLINE const struct tt_callsite *tt__name_of(const struct tt_callsite *site, const char *name)
 {
-	return tt__name(site, name, (__SIZE_TYPE__)-1);
+	return tt__name(site, name, TT__CAST(__SIZE_TYPE__, -1));
 }
 template <class S>
 TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
@@ -280,14 +304,14 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
 #define TT_COUNTER(name, value) TT__SITE_CALL_VALUE(tt__counter, name, TT__INTEGER(int64_t, value))
 /* An arrow from the current scope of this thread to the scope, on any thread, that
  * records TT_FLOW_IN with the same id. */
-#define TT_FLOW_OUT(id) TT__HOT_FN(tt__flow_out)((uint64_t)(id))
-#define TT_FLOW_IN(id) TT__HOT_FN(tt__flow_in)((uint64_t)(id))
+#define TT_FLOW_OUT(id) TT__HOT_FN(tt__flow_out)(TT__TO(uint64_t, id))
+#define TT_FLOW_IN(id) TT__HOT_FN(tt__flow_in)(TT__TO(uint64_t, id))
 
 /* For the spike detector (`ticktrace spikes`), about the innermost open scope: it
  * spikes when it lasts more than `ns` nanoseconds; every scope nested in it does;
  * it never spikes; no scope nested in it spikes. One record each, like TT_END. */
-#define TT_THRESHOLD_NS(ns) TT__HOT_FN(tt__note)(tt__note_word(16, (uint64_t)(ns)))
-#define TT_CHILDREN_THRESHOLD_NS(ns) TT__HOT_FN(tt__note)(tt__note_word(17, (uint64_t)(ns)))
+#define TT_THRESHOLD_NS(ns) TT__HOT_FN(tt__note)(tt__note_word(16, TT__TO(uint64_t, ns)))
+#define TT_CHILDREN_THRESHOLD_NS(ns) TT__HOT_FN(tt__note)(tt__note_word(17, TT__TO(uint64_t, ns)))
 #define TT_IGNORE() TT__HOT_FN(tt__note)(tt__note_word(18, 0))
 #define TT_IGNORE_CHILDREN() TT__HOT_FN(tt__note)(tt__note_word(19, 0))
 /* Describes the innermost open scope, shown only if it spikes: printf-style text,
@@ -296,7 +320,7 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
 #define TT_DESCRIBE(...) tt__describe(__VA_ARGS__)
 /* Every scope open around this point spikes when it lasts more than `ns` (PET's
  * SetAllParentsThreshold): a slow inner step names the whole path to it. */
-#define TT_PARENTS_THRESHOLD_NS(ns) TT__HOT_FN(tt__note)(tt__note_word(25, (uint64_t)(ns)))
+#define TT_PARENTS_THRESHOLD_NS(ns) TT__HOT_FN(tt__note)(tt__note_word(25, TT__TO(uint64_t, ns)))
 
 /* A frame boundary: the frame before it ends and the next begins (call it once per
  * frame, on any thread). Frames are numbered from 1, shown as slices on a thread of

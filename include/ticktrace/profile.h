@@ -185,7 +185,11 @@ TT__PROF_INLINE void tt_profile_close(struct tt_profile *p) { (void)p; }
 TT__PROF_INLINE const char *tt_profile_source_name(enum tt_profile_source source)
 {
 	(void)source;
-	return (const char *)0;
+#ifdef __cplusplus
+	return nullptr; /* -Wzero-as-null-pointer-constant takes NULL too */
+#else
+	return NULL;
+#endif
 }
 
 #endif /* TT_DISABLE */

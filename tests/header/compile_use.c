@@ -1,6 +1,21 @@
 /* Uses every macro and function of the public header: compiled as C11 and as C++,
- * enabled and with -DTT_DISABLE, with -Wall -Wextra -Werror -pedantic. */
+ * enabled and with -DTT_DISABLE, with -Wall -Wextra -Werror -pedantic (and by
+ * strict_flags.sh with the stricter warnings). The values are of each kind a user
+ * passes: int, the exact type (no useless cast), unsigned, an enum, a pointer. */
+#include <stddef.h>
 #include <ticktrace.h>
+#ifdef __cplusplus
+#define USE_NULL nullptr
+#else
+#define USE_NULL NULL
+#endif
+enum use_level { USE_LOW, USE_HIGH };
+static void kinds(int64_t i, uint64_t u, unsigned small, enum use_level l, const char *p)
+{
+	TT_COUNTER("i", i); TT_COUNTER("u", u); TT_INSTANT_ARG("s", small); TT_BEGIN_ARG("l", l); TT_END();
+	TT_INSTANT_NAMED_ARG("p", "address", p); TT_FLOW_OUT(u); TT_FLOW_IN(p); TT_SCOPE_VALUE(small);
+	TT_THRESHOLD_NS(u); TT_CHILDREN_THRESHOLD_NS(i); TT_PARENTS_THRESHOLD_NS(small);
+}
 static int work(int x) { TT_FUNC(); TT_SCOPE("a"); TT_SCOPE("b"); return x + 1; }
 int main(void) {
 	int x = 0;
@@ -17,5 +32,6 @@ int main(void) {
 	  TT_PARENTS_THRESHOLD_NS(10); TT_FRAME_MARK(); TT_FRAME_MARK_NAMED("f");
 	  TT_BEGIN_NAMED_ARG("n", "bytes", x); TT_END(); TT_INSTANT_NAMED_ARG("m", "size", 3); }
 	/* TICKTRACE_OUT=/dev/null: the dump succeeds in both modes. */
-	return work(x) == 1 && tt_dump(0) == 0 ? 0 : 1;
+	kinds(-1, 2, 3u, USE_HIGH, "p");
+	return work(x) == 1 && tt_dump(USE_NULL) == 0 ? 0 : 1;
 }

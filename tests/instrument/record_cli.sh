@@ -885,6 +885,13 @@ descriptors)
 		{ cat err >&2; fail "running out of descriptors not said by the patcher"; }
 	! grep -qF "ended before the -f patterns" err || { cat err >&2; fail "said the program ended first"; }
 	[ "$rc" = 0 ] || { cat err >&2; fail "record exits $rc, not the program's 0"; }
+	# No trace written at all (the directory gone): said and counted, and the status is
+	# still the program's (r43 R3: exit 1 though the program exited 0)
+	mkdir gone
+	"$tool" record -o gone/g.ttr -- sh -c 'rm -rf gone' >out 2>err && rc=0 || rc=$?
+	grep -qF "could not write their traces at exit" err && grep -qF "wrote no trace at gone/g.ttr" err ||
+		{ cat err >&2; fail "the lost traces not said"; }
+	[ "$rc" = 0 ] || { cat err >&2; fail "no trace written: record exits $rc, not the program's 0"; }
 	no_leftovers
 	echo "descriptors: EMFILE said, the program's exit status kept"
 	;;

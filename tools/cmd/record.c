@@ -1068,7 +1068,10 @@ int tt_rec_run(const struct tt_rec_opts *o)
 			"died before writing, or its write failed, which it says)%s\n", o->argv[0], o->out,
 			lstat(o->out, &there) == 0 && !tt_rec_ours(o->out, &there) ?
 				"; the file there is not one it wrote" : "");
-		rc = rc ? rc : 1;
+		/* the program's status stands (the missing traces said and counted), unless
+		 * -c asked for a conversion that cannot be made */
+		if (o->convert)
+			rc = rc ? rc : 1;
 	}
 	tt_rec_say_missing(o->out, &listed);
 	tt_rec_say_snapshots(&started);
