@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 
+import pinned
+
 PROG, TOOL = sys.argv[1:3]
 SPAN_NS = 50000  # format.h's TT_SCHEDSTAT_SPAN_NS
 CHECKED_AT_LEAST = 4  # scopes split from the switches, each preempted
@@ -30,16 +32,7 @@ CHECKED_AT_LEAST = 4  # scopes split from the switches, each preempted
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "readwait.ttr")
-        p = subprocess.run([PROG, "readwait"], env=dict(os.environ, TICKTRACE_OUT=out),
-                           capture_output=True, text=True, timeout=120)
-        if p.returncode != 0:
-            if "sched_setaffinity" in p.stderr:
-                print("SKIP: cannot pin threads to CPU 0 here: " + p.stderr.strip())
-                sys.exit(77)
-            sys.exit("%s readwait failed (%d): %s" % (PROG, p.returncode, p.stderr))
-        if "no thread states" in p.stderr:
-            print("SKIP: perf_event_open refused here: no switches to check: " + p.stderr.strip())
-            sys.exit(77)
+        p = pinned.run(PROG, "readwait", out)
         figures = [json.loads(line) for line in p.stdout.splitlines()]
         s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", out],
                            capture_output=True, text=True, timeout=60)
