@@ -130,12 +130,17 @@ def split_agrees(k, sp, unknown_allowed=False):
     check(on <= k["run_ns"] + stolen + WINDOW_NS + dur // 50,
           "%s: on CPU %d ns, the kernel's CPU time %d" % (name, on, k["run_ns"]))
     off_kernel = k["wall_ns"] - k["run_ns"]
-    check(off_kernel - slack <= pre + blk <= off_kernel + WINDOW_NS,
-          "%s: off CPU %d ns, the kernel's %d (slack %d)" % (name, pre + blk, off_kernel, slack))
+    # Off CPU above the kernel's by no more than the split's error (causes_error_ns):
+    # the kernel charges a thread's CPU time from its pick, before the context switch
+    # its switch in is recorded after, and a loaded VM once held that record back 1.3
+    # ms after a wake-up (pp_late: on CPU 18 us by the switches, the CPU clock 1.39 ms,
+    # as the thread's readings showed, the split within all of its 25.4 ms).
+    err = sp.get("causes_error_ns", 0)
+    check(off_kernel - slack <= pre + blk <= off_kernel + WINDOW_NS + err,
+          "%s: off CPU %d ns, the kernel's %d (slack %d, within %d)" % (name, pre + blk, off_kernel, slack, err))
     # The switches count a woken thread's wait for a CPU as blocked; the split moves it
     # into preempted as the thread's counters bound it (causes_error_ns), or says it
     # may be there (blocked_may_hold_wakeup_waits: error all of blocked), never exact.
-    err = sp.get("causes_error_ns", 0)
     unbounded = sp.get("blocked_may_hold_wakeup_waits", 0)
     check(not unbounded or (err >= blk and "wakeup_waits_ns" not in sp),
           "%s: blocked may hold wake-up waits, yet said within %d ns of %d blocked" % (name, err, blk))
