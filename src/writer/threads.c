@@ -516,12 +516,17 @@ struct tt__sched_window {
 	int64_t from_ns, to_ns;
 	struct tt_sched_state carry;
 	bool carried, started;
+	int64_t seen_ns; /* the last state of the sections so far (INT64_MIN: none) */
+	uint64_t lost;   /* switches lost after the state before the window, unsaid yet */
 };
 
 static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 				     const struct tt_sched_state *states, size_t n)
 {
 	struct tt__sched_window *w = arg;
+	int64_t before = w->seen_ns;
+	if (n)
+		w->seen_ns = states[n - 1].ns;
 	size_t first = 0, last;
 	while (first < n && states[first].ns < w->from_ns)
 		first++;
@@ -530,6 +535,7 @@ static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t 
 	if (first > 0) {
 		w->carry = states[first - 1];
 		w->carried = true;
+		w->lost = 0;
 	}
 	/* A section that begins in the window says what was lost there; one that began
 	 * before it, only what it holds from the window on, after the state the thread
@@ -545,8 +551,24 @@ static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t 
 		w->started = true;
 		return;
 	}
-	if (since_ns > w->to_ns || (first == last && !(since_inside && lost)))
+	if (since_ns > w->to_ns || (first == last && !(since_inside && lost))) {
+		/* Switches lost from the state before (or from its last, none kept after)
+		 * to this section's first, a span that meets the window: what the thread did
+		 * there is not known, never the state before it carried across (a ring's
+		 * snapshot showed a ping-pong thread preempted all through a window its
+		 * switches were lost in). */
+		if (lost && (n ? since_ns > w->to_ns && before <= w->to_ns : since_ns <= w->from_ns)) {
+			if (w->started) {
+				struct tt_sched_info info = {.thread_index = slot->index, .lost = lost,
+							     .since_ns = before > w->from_ns ? before : w->from_ns};
+				tt__out_sched_states(w->out, &info, NULL, NULL, 0);
+			} else {
+				w->carried = false;
+				w->lost += lost;
+			}
+		}
 		return;
+	}
 	struct tt_sched_info info = {
 		.thread_index = slot->index, .lost = since_inside ? lost : 0,
 		.since_ns = since_inside ? since_ns : w->from_ns, .exited_ns = exited,
@@ -578,7 +600,7 @@ static void tt__counters_window_section(void *arg, struct tt__slot *slot, uint64
 
 void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns, int64_t to_ns)
 {
-	struct tt__sched_window w = {.out = out, .from_ns = from_ns, .to_ns = to_ns};
+	struct tt__sched_window w = {.out = out, .from_ns = from_ns, .to_ns = to_ns, .seen_ns = INT64_MIN};
 	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	uint64_t from = 0;
@@ -590,9 +612,10 @@ void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t fr
 	tt__sched_drain_slot(slot);
 	tt__sched_sections(slot, tt__sched_window_section, &w);
 	tt__sched_unlock(&old);
-	/* In the same state the whole window: that state, from its start. */
-	if (!w.started && w.carried) {
-		struct tt_sched_info info = {.thread_index = slot->index, .since_ns = from_ns};
-		tt__out_sched_states(out, &info, &w.carry, NULL, 0);
+	/* In the same state the whole window: that state, from its start; or, its
+	 * switches lost after the state before it, none known. */
+	if (!w.started && (w.carried || w.lost)) {
+		struct tt_sched_info info = {.thread_index = slot->index, .lost = w.lost, .since_ns = from_ns};
+		tt__out_sched_states(out, &info, w.carried ? &w.carry : NULL, NULL, 0);
 	}
 }

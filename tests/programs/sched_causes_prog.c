@@ -64,7 +64,8 @@
  *   pingpong N M  main and a peer pass a byte back and forth over pipes N times (more
  *              switches than the kernel's ring for a thread holds between two drains),
  *              then main spins 15 ms of wall time in "pp_spin" while the peer sleeps
- *              20 ms in "pp_sleep", M times more, and the peer sleeps 20 ms in
+ *              60 ms in "pp_sleep" (its switches lost and not yet said as main's spike
+ *              ends: its snapshot's window), M times more, and the peer sleeps 20 ms in
  *              "pp_late"; a line {"switches": {TID: N}}: each thread's switches off
  *              its CPU (voluntary and involuntary) from its start to its end
  *   shared     SHARED_THREADS threads pinned to one CPU, SHARED_SCOPES rounds started
@@ -443,7 +444,7 @@ static void *peer(void *unused)
 	(void)unused;
 	long long since = switches_so_far();
 	pass(to_peer[0], to_main[1], pingpong_n, 0);
-	AROUND("pp_sleep", sleep_ms(20));
+	AROUND("pp_sleep", sleep_ms(60));
 	pass(to_peer[0], to_main[1], pingpong_m, 0);
 	AROUND("pp_late", sleep_ms(20));
 	peer_tid = gettid();

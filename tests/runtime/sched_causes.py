@@ -130,12 +130,17 @@ def split_agrees(k, sp, unknown_allowed=False):
     check(on <= k["run_ns"] + stolen + WINDOW_NS + dur // 50,
           "%s: on CPU %d ns, the kernel's CPU time %d" % (name, on, k["run_ns"]))
     off_kernel = k["wall_ns"] - k["run_ns"]
-    check(off_kernel - slack <= pre + blk <= off_kernel + WINDOW_NS,
-          "%s: off CPU %d ns, the kernel's %d (slack %d)" % (name, pre + blk, off_kernel, slack))
+    # Off CPU above the kernel's by no more than the split's error (causes_error_ns):
+    # the kernel charges a thread's CPU time from its pick, before the context switch
+    # its switch in is recorded after, and a loaded VM once held that record back 1.3
+    # ms after a wake-up (pp_late: on CPU 18 us by the switches, the CPU clock 1.39 ms,
+    # as the thread's readings showed, the split within all of its 25.4 ms).
+    err = sp.get("causes_error_ns", 0)
+    check(off_kernel - slack <= pre + blk <= off_kernel + WINDOW_NS + err,
+          "%s: off CPU %d ns, the kernel's %d (slack %d, within %d)" % (name, pre + blk, off_kernel, slack, err))
     # The switches count a woken thread's wait for a CPU as blocked; the split moves it
     # into preempted as the thread's counters bound it (causes_error_ns), or says it
     # may be there (blocked_may_hold_wakeup_waits: error all of blocked), never exact.
-    err = sp.get("causes_error_ns", 0)
     unbounded = sp.get("blocked_may_hold_wakeup_waits", 0)
     check(not unbounded or (err >= blk and "wakeup_waits_ns" not in sp),
           "%s: blocked may hold wake-up waits, yet said within %d ns of %d blocked" % (name, err, blk))
@@ -1853,13 +1858,13 @@ def flat_out(tmp):
 
 def switches_lost(tmp):
     """Two threads that pass a byte back and forth faster than tt-sched drains the
-    kernel's rings (u35's pp5), a 15 ms busy loop and 20 ms sleeps planted between
-    and after, in modes stop (with the live log), ring (with snapshots) and stream:
-    each thread's switches in the file and those lost add up to the kernel's count of
-    them; every split (spikes, the live log, the snapshots) agrees with the kernel's
-    figures as far as it is known, the rest unknown; report's rows make their total;
-    the JSON draws no state where the file says none is known (and the .pftrace is
-    the JSON's)."""
+    kernel's rings (u35's pp5), a 15 ms busy loop and 60 and 20 ms sleeps planted
+    between and after, in modes stop (with the live log), ring (with snapshots) and
+    stream: each thread's switches in the file and those lost add up to the kernel's
+    count of them; every split (spikes, the live log, the snapshots) agrees with the
+    kernel's figures as far as it is known, the rest unknown; report's rows make their
+    total; the JSON draws no state where the file says none is known (and the .pftrace
+    is the JSON's), nor does a snapshot hold one there."""
     runs = [("stop", {"TICKTRACE_SPIKES": "live.jsonl"}), ("ring", {"TICKTRACE_SNAPSHOTS": "snaps"}),
             ("stream", {"TICKTRACE_SPIKES": "live.jsonl"})]
     covered = {}  # by source: the spikes whose time without switches the counters split
@@ -1921,10 +1926,18 @@ def switches_lost(tmp):
             check(not sched["lost"] or gaps, "%s: thread %d lost %d switches, no span unknown"
                   % (label, tid, sched["lost"]))
             print("%s: thread %d: %d spans not known, %d states drawn" % (label, tid, len(gaps), len(drawn)))
+            # Nor in a snapshot's window of it: its state before switches lost carried
+            # into a window they were lost in (the thread preempted all through it)
+            for name, snap in (snapshots_in(snaps) if snaps else {}).items():
+                at = snap.index_of(tid) if snap else None
+                known = [ns for ns, _, _ in snap.sched.get(at, {"states": []})["states"]] if snap else []
+                inside = [ns for ns in known if any(a + US < ns < b - US for a, b in gaps)]
+                check(not inside, "%s: %s says thread %d's state at %s, where its run's file says none "
+                      "is known (%s)" % (label, name, tid, inside[:4], gaps))
         c = subprocess.run([sys.executable, CHECK_PERFETTO, out + ".pftrace", SCHEMA, out + ".json"],
                            capture_output=True, text=True, timeout=300)
         check(c.returncode in (0, 77), "%s: check-perfetto: %s%s" % (label, c.stdout[-2000:], c.stderr))
-    # pp_sleep, 20 ms asleep right after its switches were lost, its counters read in it
+    # pp_sleep, 60 ms asleep right after its switches were lost, its counters read in it
     # (r37 N11: 100 % unknown, no word of why, though they were read)
     check(covered.get("spikes", 0) > 0 and covered.get("live", 0) > 0,
           "pingpong: no spike's time without switches split from the counters: %s" % covered)
