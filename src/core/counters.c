@@ -83,16 +83,13 @@ static int tt__counters_watching; /* that look left a scope watched: the next co
  * to 20 us a wake-up and as much a look, every 10 ms of a run whose wall time is 4 to
  * 7 times its quiet one's). */
 static int64_t tt__counters_over_wait_ns;
-/* Past its budget, a thread's outermost scope open this long is watched anyway, read
- * at its pace to its end (a spike: it pays its readings back): the budget went to many
- * short scopes nested in it, and a program's longest spikes got none (outside recheck
- * r41 F2: lbzip2's 4 longest, 0.85 to 1.43 s, its thread not read once in 2.1 s). */
-#define TT__COUNTERS_LONG_NS 20000000
+/* (Past its budget, a scope open TT__COUNTERS_LONG_NS is read anyway: core.h.) */
 /* Its looks while every thread it reads is quiet outside its scopes (below) */
 #define TT__COUNTERS_QUIET_MAX_NS 8000000
 int tt__counters_resting;
 
 static uint64_t tt__counters_watches; /* scopes it began to read */
+uint64_t tt__counters_blind;
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used (a
  * program of a few ms, its looks dearer than that on a loaded machine) */
@@ -330,6 +327,7 @@ void tt__counters_after_fork(void)
 	tt__counters_first_ns = 0;
 	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;
+	tt__counters_blind = 0;
 	tt__counters_kept = 0;
 	tt__scopes_spent_ns = 0;
 	tt__scopes_share = (struct tt__share){0};
@@ -932,6 +930,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * or quiet since TT__COUNTERS_AFTER_NS, and of those the ones not read since it;
 	 * the newest last record of theirs */
 	int reads = 0, quiet = 0, unread_since = 0;
+	int blind = 0; /* threads read blind that went on recording: the next look as soon */
 	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	uint64_t long_ticks = (uint64_t)((double)hz * TT__COUNTERS_LONG_NS / 1e9);
@@ -986,6 +985,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if ((!follow || s->sw.map) && c->scopes.machine.keys)
 			tt__scopes_restart(&c->scopes);
 		uint64_t last = tt__counters_last(slot, now.tsc), next;
+		/* (recording while its records are not followed: its scopes not known from then on) */
+		c->unfollowed |= !follow && !s->sw.map && last > c->blind_tsc && c->blind_tsc;
+		c->blind_tsc = c->blind_tsc ? c->blind_tsc : now.tsc;
 		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - read_ticks, &next);
 		int read = 0; /* (a reading taken this look: the first of a watch begun after it) */
 		int resume = 0; /* (a scope around it, watched before it: read on, as it was) */
@@ -1032,6 +1034,20 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			 * budget keeps its looks from backing off) */
 			unmarked += !c->unread && !tt__scopes_outside(&c->scopes);
 			unwatched++;
+		}
+		/* Its scopes not known (its records not followed, then or now) and it recorded
+		 * since its last reading taken blind: read blind, its scopes whatever they are
+		 * (outside recheck r42 N4: xz's workers, their records past the share for 15 s
+		 * of 25, a long scope of short calls never read, its last record never old). */
+		if (c->unfollowed && !c->watched && !read && last > c->blind_tsc) {
+			if (now.monotonic_ns - c->blind_ns >= (over_budget ? TT__COUNTERS_LONG_NS : TT__COUNTERS_BLIND_NS)) {
+				tt__counters_read(slot);
+				tt__counters_blind++;
+				c->blind_ns = now.monotonic_ns;
+				c->blind_tsc = now.tsc;
+				read = 1;
+			}
+			blind++;
 		}
 		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last) {
 			/* (read after its last record: its next scope's start is bounded now) */
@@ -1082,7 +1098,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	/* Every thread quiet outside its scopes: each read once (unless it was since its
 	 * last record), where the quiet has lasted long enough for the looks it spares to
 	 * pay for the readings (one a thread, a look's cost in four); then its looks rest. */
-	int rest = !watching && quiet == reads && reads && !followed && due_ns == INT64_MAX;
+	int rest = !watching && quiet == reads && reads && !followed && !blind && due_ns == INT64_MAX;
 	if (rest && unread_since) {
 		rest = !over_budget && now.tsc - newest >= after_ticks + after_ticks * (uint64_t)unread_since / 4;
 		for (uint32_t i = 0; rest && i < tt__counters_listed; i++) {
@@ -1129,6 +1145,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_over_wait_ns = 0;
 	}
 	tt__counters_watching = watching;
+	int64_t blind_ns = over_budget ? TT__COUNTERS_LONG_NS : TT__COUNTERS_BLIND_NS;
+	if (blind && wait_ns > blind_ns)
+		wait_ns = blind_ns;
 	if (due_ns < wait_ns)
 		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;
 	return wait_ns;
