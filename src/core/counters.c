@@ -31,12 +31,8 @@
  * early first reading only narrows a spike's start; a scope it reads that ends before
  * TT__COUNTERS_AFTER_NS costs a reading more. At most this much early: */
 #define TT__COUNTERS_EARLY_MAX_NS (TT__COUNTERS_AFTER_NS / 2)
-/* and read again this often, or each quarter of the time it has been open: what a
- * spike's edges need is its first reading and the one after it (the end's error is
- * two thirds of the wait for that one); those between give the pace near its end,
- * and bound its CPU time there if the one after comes late (every 4 ms, the
- * benchmark's schedstat_overhead_pct was 4.2 %, now 3.3 %) */
-#define TT__COUNTERS_BETWEEN_NS 8000000
+/* and read again each TT__COUNTERS_BETWEEN_NS (core.h), or each quarter of the time it
+ * has been open */
 /* Its looks, while it watches scopes, come each period or, where longer, each quarter
  * of the time the youngest watched has been open, up to TT__COUNTERS_END_MAX_NS: a
  * scope's end is seen within a quarter of its length and a few ms (a 40 ms one's within
@@ -930,7 +926,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * or quiet since TT__COUNTERS_AFTER_NS, and of those the ones not read since it;
 	 * the newest last record of theirs */
 	int reads = 0, quiet = 0, unread_since = 0;
-	int blind = 0; /* threads read blind that went on recording: the next look as soon */
+	int64_t blind_wait_ns = INT64_MAX; /* the soonest blind reading due (below) */
 	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	uint64_t long_ticks = (uint64_t)((double)hz * TT__COUNTERS_LONG_NS / 1e9);
@@ -1038,16 +1034,25 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		/* Its scopes not known (its records not followed, then or now) and it recorded
 		 * since its last reading taken blind: read blind, its scopes whatever they are
 		 * (outside recheck r42 N4: xz's workers, their records past the share for 15 s
-		 * of 25, a long scope of short calls never read, its last record never old). */
+		 * of 25, a long scope of short calls never read, its last record never old).
+		 * While its records are not followed, each TT__COUNTERS_BLIND_NS: a scope it
+		 * opens then is not seen, its start bounded by these alone; while they are, its
+		 * scopes opened since are known, and those it had open before (their start
+		 * read blind) need the pace of a watched one, and a reading as one ends: an end
+		 * its records followed find nothing to close. */
+		int ended = c->scopes.machine.unmatched != c->unmatched_seen;
+		c->unmatched_seen = c->scopes.machine.unmatched;
 		if (c->unfollowed && !c->watched && !read && last > c->blind_tsc) {
-			if (now.monotonic_ns - c->blind_ns >= (over_budget ? TT__COUNTERS_LONG_NS : TT__COUNTERS_BLIND_NS)) {
+			int64_t pace_ns = follow || over_budget ? TT__COUNTERS_BETWEEN_NS : TT__COUNTERS_BLIND_NS;
+			if (ended || now.monotonic_ns - c->blind_ns >= pace_ns) {
 				tt__counters_read(slot);
 				tt__counters_blind++;
 				c->blind_ns = now.monotonic_ns;
 				c->blind_tsc = now.tsc;
 				read = 1;
 			}
-			blind++;
+			pace_ns -= now.monotonic_ns - c->blind_ns;
+			blind_wait_ns = pace_ns < blind_wait_ns ? pace_ns : blind_wait_ns;
 		}
 		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last) {
 			/* (read after its last record: its next scope's start is bounded now) */
@@ -1098,7 +1103,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	/* Every thread quiet outside its scopes: each read once (unless it was since its
 	 * last record), where the quiet has lasted long enough for the looks it spares to
 	 * pay for the readings (one a thread, a look's cost in four); then its looks rest. */
-	int rest = !watching && quiet == reads && reads && !followed && !blind && due_ns == INT64_MAX;
+	int rest = !watching && quiet == reads && reads && !followed && blind_wait_ns == INT64_MAX && due_ns == INT64_MAX;
 	if (rest && unread_since) {
 		rest = !over_budget && now.tsc - newest >= after_ticks + after_ticks * (uint64_t)unread_since / 4;
 		for (uint32_t i = 0; rest && i < tt__counters_listed; i++) {
@@ -1145,9 +1150,8 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_over_wait_ns = 0;
 	}
 	tt__counters_watching = watching;
-	int64_t blind_ns = over_budget ? TT__COUNTERS_LONG_NS : TT__COUNTERS_BLIND_NS;
-	if (blind && wait_ns > blind_ns)
-		wait_ns = blind_ns;
+	if (blind_wait_ns < wait_ns) /* (one look more than it needs at most: not woken for) */
+		wait_ns = blind_wait_ns > period_ns ? blind_wait_ns : period_ns;
 	if (due_ns < wait_ns)
 		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;
 	return wait_ns;
