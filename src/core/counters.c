@@ -1198,7 +1198,7 @@ uint32_t tt__counters_flags(const struct tt__slot *slot, const struct tt_schedst
 			own |= k ? TT_SCHEDSTAT_OWN_LAST : TT_SCHEDSTAT_OWN_FIRST;
 	}
 	return tt_os_counters_flags() | (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (c->unread ? TT_SCHEDSTAT_BUDGET : 0) |
-	       own;
+	       (c->unfollowed ? TT_SCHEDSTAT_BLIND : 0) | own;
 }
 
 void tt__counters_written(struct tt__slot *slot)

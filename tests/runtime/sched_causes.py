@@ -2074,14 +2074,19 @@ def refused_heavy(tmp):
     kernel's figures: where the share stopped tt-sched following their records, it
     knew no scope open, their last record never old, and h_work had no reading, no
     split (outside recheck r42 N4: xz's workers, not followed for 15 s of 25); it
-    reads such a thread blind now, said at exit. Only where the counters' budget
+    reads such a thread blind now, said at exit and by info. Only where the counters' budget
     (not the records' share) left a scope unread may one say so instead (h_sleep's,
     a quiet thread's scope read where it is 2 ms old); never h_work. tt-sched's CPU
     time within its budget, its share and what spikes pay back."""
     label = "seccomp heavy"
     said = {}
-    kernel, spikes, err, _ = run(tmp, "seccomp", env_extra={"TICKTRACE_BUFFER": str(8 << 20)}, args=("heavy",),
-                                 said=said)
+    kernel, spikes, err, out = run(tmp, "seccomp", env_extra={"TICKTRACE_BUFFER": str(8 << 20)}, args=("heavy",),
+                                   said=said)
+    info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+    check(info.returncode == 0 and re.search(r"thread counters' records share: reached .*: 2 threads recorded more "
+                                             r"than it let it follow, their scopes not known from then on, read "
+                                             r"blind", info.stdout),
+          "%s: info does not say the threads read blind: %s%s" % (label, info.stdout, info.stderr))
     check(re.search(r"to follow their scopes, reached its share .* and stopped for \d+ ms of the run: the "
                     r"threads that went on recording then, their scopes not known from then on, were read "
                     r"blind, each 2 ms while they recorded \(each 8 ms once followed again, or past the "
