@@ -87,6 +87,7 @@ struct tt__counters {
 	int unfollowed;
 	int64_t blind_ns;
 	uint64_t blind_tsc;
+	const struct tt__chunk *blind_chunk; /* its current chunk then */
 	uint64_t unmatched_seen; /* its records' ends that closed nothing, as of the last look */
 };
 

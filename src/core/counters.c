@@ -1044,15 +1044,20 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		c->unmatched_seen = c->scopes.machine.unmatched;
 		if (c->unfollowed && !c->watched && !read && last > c->blind_tsc) {
 			int64_t pace_ns = follow || over_budget ? TT__COUNTERS_BETWEEN_NS : TT__COUNTERS_BLIND_NS;
-			if (ended || now.monotonic_ns - c->blind_ns >= pace_ns) {
+			/* (past the budget, at its pace only a thread that filled a chunk since: one
+			 * recording hard, not each of many that record a little) */
+			const struct tt__chunk *chunk = __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE);
+			int paced = !over_budget || chunk != c->blind_chunk;
+			if (ended || (paced && now.monotonic_ns - c->blind_ns >= pace_ns)) {
 				tt__counters_read(slot);
 				tt__counters_blind++;
 				c->blind_ns = now.monotonic_ns;
 				c->blind_tsc = now.tsc;
+				c->blind_chunk = chunk;
 				read = 1;
 			}
 			pace_ns -= now.monotonic_ns - c->blind_ns;
-			blind_wait_ns = pace_ns < blind_wait_ns ? pace_ns : blind_wait_ns;
+			blind_wait_ns = paced && pace_ns < blind_wait_ns ? pace_ns : blind_wait_ns;
 		}
 		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last) {
 			/* (read after its last record: its next scope's start is bounded now) */
