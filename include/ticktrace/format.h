@@ -659,6 +659,12 @@ enum tt_schedstat_flags {
 	 * within the distance, where another thread's says nothing of the waits between. */
 	TT_SCHEDSTAT_OWN_FIRST = 1u << 5,
 	TT_SCHEDSTAT_OWN_LAST = 1u << 6,
+	/* tt-sched stopped following the thread's records for a while (their share of its
+	 * CPU time) as the thread went on recording: its scopes were not known from then on,
+	 * and its readings were taken blind, whatever scope it was in (each 2 ms while its
+	 * records were not followed, each 8 ms after, and as a scope begun before ended). A
+	 * spike of it may be read too far inside for a split. */
+	TT_SCHEDSTAT_BLIND = 1u << 7,
 };
 
 struct tt_schedstat_budget {

@@ -81,6 +81,14 @@ struct tt__counters {
 	/* the ns of the readings it took itself (format.h: TT_SCHEDSTAT_OWN_FIRST): as
 	 * it started, and the latest since (0: none) */
 	int64_t own_first_ns, own_last_ns;
+	/* it recorded while tt-sched did not follow its records (their share): the scopes
+	 * open then are not known; and its last reading taken blind, whatever its scopes
+	 * (counters.c: the clock's ns and the TSC then) */
+	int unfollowed;
+	int64_t blind_ns;
+	uint64_t blind_tsc;
+	const struct tt__chunk *blind_chunk; /* its current chunk then */
+	uint64_t unmatched_seen; /* its records' ends that closed nothing, as of the last look */
 };
 
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */
@@ -506,8 +514,27 @@ extern uint64_t tt__counters_kept TT__HIDDEN; /* readings taken, of every thread
  * two record 15 million flat out: lines another core just wrote), and the budget would
  * go to that alone where threads record hard, no scope read. */
 #define TT__SCOPES_PCT 0.5
+/* Past its budget (below), a thread's outermost scope open this long is watched anyway,
+ * read at its pace to its end (a spike: it pays its readings back): the budget went to
+ * many short scopes nested in it, and a program's longest spikes got none (outside
+ * recheck r41 F2: lbzip2's 4 longest, 0.85 to 1.43 s, its thread not read once in 2.1 s). */
+#define TT__COUNTERS_LONG_NS 20000000
 /* How long (ns) it did not follow them, past that share. */
 int64_t tt__scopes_held_for(void) TT__HIDDEN;
+/* A thread it did not follow the records of that went on recording (its scopes not
+ * known) is read blind, whatever its scopes, each TT__COUNTERS_BLIND_NS while it records
+ * and they are not followed (as near as a watched scope's first reading: a long scope
+ * of short calls begun then, its last record never old, splits as finely), and once
+ * they are again (or past the budget) at a watched scope's pace, and as one begun
+ * before ends (counters.c); the readings so taken. */
+#define TT__COUNTERS_BLIND_NS 2000000
+/* A watched scope is read again this often, or each quarter of the time it has been
+ * open (counters.c): what a spike's edges need is its first reading and the one after
+ * it (the end's error is two thirds of the wait for that one); those between give the
+ * pace near its end, and bound its CPU time there if the one after comes late (every
+ * 4 ms, the benchmark's schedstat_overhead_pct was 4.2 %, now 3.3 %) */
+#define TT__COUNTERS_BETWEEN_NS 8000000
+extern uint64_t tt__counters_blind TT__HIDDEN;
 /* tt-sched's budget for the counters (counters.c): its share of the process's CPU
  * time, or of one CPU's time since the run began where that is more (both, added, gave
  * a loaded machine's benchmark, its wall time long, up to twice either). What it did not

@@ -31,12 +31,8 @@
  * early first reading only narrows a spike's start; a scope it reads that ends before
  * TT__COUNTERS_AFTER_NS costs a reading more. At most this much early: */
 #define TT__COUNTERS_EARLY_MAX_NS (TT__COUNTERS_AFTER_NS / 2)
-/* and read again this often, or each quarter of the time it has been open: what a
- * spike's edges need is its first reading and the one after it (the end's error is
- * two thirds of the wait for that one); those between give the pace near its end,
- * and bound its CPU time there if the one after comes late (every 4 ms, the
- * benchmark's schedstat_overhead_pct was 4.2 %, now 3.3 %) */
-#define TT__COUNTERS_BETWEEN_NS 8000000
+/* and read again each TT__COUNTERS_BETWEEN_NS (core.h), or each quarter of the time it
+ * has been open */
 /* Its looks, while it watches scopes, come each period or, where longer, each quarter
  * of the time the youngest watched has been open, up to TT__COUNTERS_END_MAX_NS: a
  * scope's end is seen within a quarter of its length and a few ms (a 40 ms one's within
@@ -83,16 +79,13 @@ static int tt__counters_watching; /* that look left a scope watched: the next co
  * to 20 us a wake-up and as much a look, every 10 ms of a run whose wall time is 4 to
  * 7 times its quiet one's). */
 static int64_t tt__counters_over_wait_ns;
-/* Past its budget, a thread's outermost scope open this long is watched anyway, read
- * at its pace to its end (a spike: it pays its readings back): the budget went to many
- * short scopes nested in it, and a program's longest spikes got none (outside recheck
- * r41 F2: lbzip2's 4 longest, 0.85 to 1.43 s, its thread not read once in 2.1 s). */
-#define TT__COUNTERS_LONG_NS 20000000
+/* (Past its budget, a scope open TT__COUNTERS_LONG_NS is read anyway: core.h.) */
 /* Its looks while every thread it reads is quiet outside its scopes (below) */
 #define TT__COUNTERS_QUIET_MAX_NS 8000000
 int tt__counters_resting;
 
 static uint64_t tt__counters_watches; /* scopes it began to read */
+uint64_t tt__counters_blind;
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used (a
  * program of a few ms, its looks dearer than that on a loaded machine) */
@@ -330,6 +323,7 @@ void tt__counters_after_fork(void)
 	tt__counters_first_ns = 0;
 	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;
+	tt__counters_blind = 0;
 	tt__counters_kept = 0;
 	tt__scopes_spent_ns = 0;
 	tt__scopes_share = (struct tt__share){0};
@@ -932,6 +926,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * or quiet since TT__COUNTERS_AFTER_NS, and of those the ones not read since it;
 	 * the newest last record of theirs */
 	int reads = 0, quiet = 0, unread_since = 0;
+	int64_t blind_wait_ns = INT64_MAX; /* the soonest blind reading due (below) */
 	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	uint64_t long_ticks = (uint64_t)((double)hz * TT__COUNTERS_LONG_NS / 1e9);
@@ -986,6 +981,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if ((!follow || s->sw.map) && c->scopes.machine.keys)
 			tt__scopes_restart(&c->scopes);
 		uint64_t last = tt__counters_last(slot, now.tsc), next;
+		/* (recording while its records are not followed: its scopes not known from then on) */
+		c->unfollowed |= !follow && !s->sw.map && last > c->blind_tsc && c->blind_tsc;
+		c->blind_tsc = c->blind_tsc ? c->blind_tsc : now.tsc;
 		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - read_ticks, &next);
 		int read = 0; /* (a reading taken this look: the first of a watch begun after it) */
 		int resume = 0; /* (a scope around it, watched before it: read on, as it was) */
@@ -1032,6 +1030,34 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			 * budget keeps its looks from backing off) */
 			unmarked += !c->unread && !tt__scopes_outside(&c->scopes);
 			unwatched++;
+		}
+		/* Its scopes not known (its records not followed, then or now) and it recorded
+		 * since its last reading taken blind: read blind, its scopes whatever they are
+		 * (outside recheck r42 N4: xz's workers, their records past the share for 15 s
+		 * of 25, a long scope of short calls never read, its last record never old).
+		 * While its records are not followed, each TT__COUNTERS_BLIND_NS: a scope it
+		 * opens then is not seen, its start bounded by these alone; while they are, its
+		 * scopes opened since are known, and those it had open before (their start
+		 * read blind) need the pace of a watched one, and a reading as one ends: an end
+		 * its records followed find nothing to close. */
+		int ended = c->scopes.machine.unmatched != c->unmatched_seen;
+		c->unmatched_seen = c->scopes.machine.unmatched;
+		if (c->unfollowed && !c->watched && !read && last > c->blind_tsc) {
+			int64_t pace_ns = follow || over_budget ? TT__COUNTERS_BETWEEN_NS : TT__COUNTERS_BLIND_NS;
+			/* (past the budget, at its pace only a thread that filled a chunk since: one
+			 * recording hard, not each of many that record a little) */
+			const struct tt__chunk *chunk = __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE);
+			int paced = !over_budget || chunk != c->blind_chunk;
+			if (ended || (paced && now.monotonic_ns - c->blind_ns >= pace_ns)) {
+				tt__counters_read(slot);
+				tt__counters_blind++;
+				c->blind_ns = now.monotonic_ns;
+				c->blind_tsc = now.tsc;
+				c->blind_chunk = chunk;
+				read = 1;
+			}
+			pace_ns -= now.monotonic_ns - c->blind_ns;
+			blind_wait_ns = paced && pace_ns < blind_wait_ns ? pace_ns : blind_wait_ns;
 		}
 		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last) {
 			/* (read after its last record: its next scope's start is bounded now) */
@@ -1082,7 +1108,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	/* Every thread quiet outside its scopes: each read once (unless it was since its
 	 * last record), where the quiet has lasted long enough for the looks it spares to
 	 * pay for the readings (one a thread, a look's cost in four); then its looks rest. */
-	int rest = !watching && quiet == reads && reads && !followed && due_ns == INT64_MAX;
+	int rest = !watching && quiet == reads && reads && !followed && blind_wait_ns == INT64_MAX && due_ns == INT64_MAX;
 	if (rest && unread_since) {
 		rest = !over_budget && now.tsc - newest >= after_ticks + after_ticks * (uint64_t)unread_since / 4;
 		for (uint32_t i = 0; rest && i < tt__counters_listed; i++) {
@@ -1129,6 +1155,8 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_over_wait_ns = 0;
 	}
 	tt__counters_watching = watching;
+	if (blind_wait_ns < wait_ns) /* (one look more than it needs at most: not woken for) */
+		wait_ns = blind_wait_ns > period_ns ? blind_wait_ns : period_ns;
 	if (due_ns < wait_ns)
 		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;
 	return wait_ns;
@@ -1175,7 +1203,7 @@ uint32_t tt__counters_flags(const struct tt__slot *slot, const struct tt_schedst
 			own |= k ? TT_SCHEDSTAT_OWN_LAST : TT_SCHEDSTAT_OWN_FIRST;
 	}
 	return tt_os_counters_flags() | (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (c->unread ? TT_SCHEDSTAT_BUDGET : 0) |
-	       own;
+	       (c->unfollowed ? TT_SCHEDSTAT_BLIND : 0) | own;
 }
 
 void tt__counters_written(struct tt__slot *slot)

@@ -446,8 +446,8 @@ static void test_bad_schedstat(void **state)
 		 "reading at 5000001000 ns of thread index 0 is before the one before it, or counts less"},
 		{0, 0, {{5000001000, 2000, 500, 2, 1, 0}, {5000006000, 1000, 500, 2, 1, 0}}, 0,
 		 "or counts less"},
-		{0, 128, {{5000001000, 0, 0, 1, 0, 0}, {5000006000, 2000, 500, 2, 3, 1}}, 0,
-		 "SCHEDSTAT section with unknown flags 0x80"},
+		{0, 256, {{5000001000, 0, 0, 1, 0, 0}, {5000006000, 2000, 500, 2, 3, 1}}, 0,
+		 "SCHEDSTAT section with unknown flags 0x100"},
 		/* (a budget's count, then its reserved field: the first reading's first two) */
 		{0, TT_SCHEDSTAT_BUDGET, {{3, 7, 0, 1, 0, 0}, {5000006000, 2000, 500, 2, 3, 1}}, 0,
 		 "SCHEDSTAT budget's reserved field is 7, not 0"},

@@ -22,6 +22,11 @@
  *              the thread never goes 2 ms without a record, inside its scopes or out
  *   flood      FLOOD_THREADS threads record empty scopes "drop" flat out for 0.4 s (a
  *              line {"tt_sched_cpu_ns", ...}: below)
+ *   heavy      HEAVY_THREADS threads record empty scopes "tick" flat out, more than
+ *              tt-sched's share lets it follow, and in them, HEAVY_ROUNDS times, a
+ *              scope "h_work" (30 ms of CPU time, ticking inside), "h_quiet" (20 ms
+ *              of CPU time, no record inside) and "h_sleep" (10 ms asleep), their
+ *              lines as above, then tt-sched's CPU time's (below)
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
@@ -698,6 +703,44 @@ static void *flood_thread(void *unused)
 }
 
 
+#define HEAVY_THREADS 2
+#define HEAVY_ROUNDS 3
+#define HEAVY_BETWEEN_NS 150000000LL
+#define HEAVY_SPIN 100 /* (between two ticks: a few million records a second) */
+
+/* Empty scopes "tick" flat out (millions a second) until the thread's CPU clock (or,
+ * `wall`, the monotonic clock) has gone `ns` further. */
+static void heavy_ticks(long long ns, int wall)
+{
+	clockid_t clock = wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
+	long long until = now_ns(clock) + ns;
+	while (now_ns(clock) < until)
+		for (int i = 0; i < 200; i++) {
+			TT_BEGIN("tick");
+			TT_END();
+			for (volatile int k = 0; k < HEAVY_SPIN; k++)
+				;
+		}
+}
+
+/* Ticks flat out all along, more records than tt-sched's share lets it follow; in
+ * them, each round, the planted scopes: "h_work" (30 ms of CPU time, ticking inside),
+ * "h_quiet" (20 ms of CPU time, no record inside) and "h_sleep" (10 ms asleep). */
+static void *heavy_thread(void *unused)
+{
+	(void)unused;
+	heavy_ticks(HEAVY_BETWEEN_NS, 1);
+	for (int i = 0; i < HEAVY_ROUNDS; i++) {
+		AROUND("h_work", heavy_ticks(30000000, 0));
+		heavy_ticks(HEAVY_BETWEEN_NS, 1);
+		AROUND("h_quiet", spin_cpu(20000000));
+		heavy_ticks(HEAVY_BETWEEN_NS, 1);
+		AROUND("h_sleep", sleep_ms(10));
+		heavy_ticks(HEAVY_BETWEEN_NS, 1);
+	}
+	return NULL;
+}
+
 #define FREE_THREADS 8 /* counters.c: TT__COUNTERS_BUDGET_FREE */
 
 static void *free_thread(void *unused)
@@ -1256,6 +1299,8 @@ int main(int argc, char **argv)
 		AROUND("afterwork", afterwork());
 		AROUND("dense", steps(200000000));
 		steps(150000000); /* (no scope tt-sched watches right after it) */
+	} else if (strcmp(what, "heavy") == 0) {
+		threads_then_cpu(HEAVY_THREADS, heavy_thread);
 	} else if (strcmp(what, "flood") == 0) {
 		threads_then_cpu(FLOOD_THREADS, flood_thread);
 	} else if (strcmp(what, "dense") == 0) {
@@ -1312,7 +1357,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|heavy|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE|fullbuf MS|fullwoken MS\n");
 		return 2;

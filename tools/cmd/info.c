@@ -106,6 +106,7 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 {
 	size_t threads = 0, readings = 0;
 	uint64_t lost = 0, unread = 0;
+	size_t blind = 0; /* threads read blind a while (TT_SCHEDSTAT_BLIND) */
 	bool steal = false, source = false;
 	uint32_t run_only = 0; /* (Windows': the flags of one thread's tell the run's) */
 	for (size_t i = 0; i < f->nthreads; i++) {
@@ -115,6 +116,7 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 		readings += th->ncounters;
 		lost += th->counters_lost;
 		unread += th->counters_unread;
+		blind += (th->counters_flags & TT_SCHEDSTAT_BLIND) != 0;
 		steal |= (th->counters_flags & TT_SCHEDSTAT_STEAL) != 0;
 		if (th->counters_flags & TT_SCHEDSTAT_RUN_ONLY)
 			run_only = th->counters_flags;
@@ -132,6 +134,12 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 			"program's, and the time its cores left idle): at least %" PRIu64 " scope%s open long enough to be read went unread "
 			"(past it, its looks are far apart: those between are not seen); their spikes have "
 			"no split\n", unread, unread == 1 ? "" : "s");
+	if (blind)
+		fprintf(out, "  thread counters' records share: reached (tt-sched's CPU time reading the "
+			"threads' records, to follow their scopes): %zu thread%s recorded more than it let it "
+			"follow, %s scopes not known from then on, read blind (each 2 ms while not followed, "
+			"8 ms after): %s spikes may be read too far inside for a split\n",
+			blind, blind == 1 ? "" : "s", blind == 1 ? "its" : "their", blind == 1 ? "its" : "their");
 	fprintf(out, "  stolen time: %s\n",
 		f->machine.flags & TT_MACHINE_WINDOWS ? "not known (Windows does not account it)"
 		: !threads && (f->header.flags & TT_FILE_LIVE) ? "not known (a live file: the counters "

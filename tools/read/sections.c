@@ -785,7 +785,7 @@ static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 		return TT_FAIL(f, at, "SCHEDSTAT section too small for its header");
 	if (si.flags & ~(uint32_t)(TT_SCHEDSTAT_STEAL | TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS |
 				   TT_SCHEDSTAT_SWITCH_COUNT | TT_SCHEDSTAT_BUDGET | TT_SCHEDSTAT_OWN_FIRST |
-				   TT_SCHEDSTAT_OWN_LAST))
+				   TT_SCHEDSTAT_OWN_LAST | TT_SCHEDSTAT_BLIND))
 		return TT_FAIL(f, at + offsetof(struct tt_schedstat_info, flags),
 			       "SCHEDSTAT section with unknown flags 0x%" PRIx32, si.flags);
 	struct tt_schedstat_budget budget = {0};

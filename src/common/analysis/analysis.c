@@ -594,6 +594,11 @@ static int tt_an_miss_text(const struct tt_an_causes *c, char *buf, size_t cap)
 	if (c->miss_budget && n > 0 && (size_t)n < cap)
 		n += snprintf(buf + n, cap - (size_t)n, "; tt-sched's CPU budget left scopes of its thread "
 			      "unread, this one maybe (info says how many)");
+	/* Read blind: its records recorded faster than tt-sched's share let it follow. */
+	if (c->miss_blind && n > 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, "; its thread recorded more than tt-sched's share let "
+			      "it follow, its scopes not known from then on: it was read blind, each 2 to 8 ms "
+			      "(info says which threads)");
 	return n;
 }
 

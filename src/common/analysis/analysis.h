@@ -106,6 +106,7 @@ struct tt_an_counters {
 	bool tick_steps; /* TT_SCHEDSTAT_TICK_STEPS: each value up to a tick behind */
 	bool switch_count; /* TT_SCHEDSTAT_SWITCH_COUNT: timeslices counts its switches */
 	bool budget; /* TT_SCHEDSTAT_BUDGET: tt-sched's CPU budget left scopes of it unread */
+	bool blind; /* TT_SCHEDSTAT_BLIND: its records not followed a while, it was read blind */
 	bool source; /* they were read for it (a SCHEDSTAT section, of none maybe) */
 	/* the latest readings the thread took itself (TT_SCHEDSTAT_OWN_FIRST, _LAST): by
 	 * their ns, the last 4 */
@@ -201,6 +202,7 @@ struct tt_an_causes {
 	} miss;
 	int64_t miss_start_ns, miss_end_ns;
 	bool miss_budget; /* and tt-sched's CPU budget left scopes of its thread unread */
+	bool miss_blind; /* and its thread's scopes were not known a while: read blind */
 	/* Its switches' spans that no state covers (TT_SCHED_UNKNOWN: the kernel lost
 	 * them, its ring for the thread full, or they were not asked for yet): `lost` of
 	 * them the kernel lost there (its count), `lost_ns` of the spike without states;

@@ -120,6 +120,7 @@ int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sam
 	c->tick_steps = flags & TT_SCHEDSTAT_TICK_STEPS;
 	c->switch_count = c->run_only && (flags & TT_SCHEDSTAT_SWITCH_COUNT);
 	c->budget |= (flags & TT_SCHEDSTAT_BUDGET) != 0; /* (unread since the thread's start) */
+	c->blind |= (flags & TT_SCHEDSTAT_BLIND) != 0; /* (as budget) */
 	if (tt_an_room(th->an, (void **)&c->at, &c->from, &c->n, &c->cap, n, sizeof *c->at) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -915,6 +916,7 @@ static void tt_an_miss(const struct tt_an_thread *th, const struct tt_an_causes 
 	causes->miss_start_ns = counted->miss_start_ns;
 	causes->miss_end_ns = counted->miss_end_ns;
 	causes->miss_budget = th->counters.budget;
+	causes->miss_blind = th->counters.blind;
 }
 
 /* The spans of [start, end) its states leave unknown (a TT_SCHED_UNKNOWN state, up to
