@@ -63,7 +63,9 @@ with tempfile.TemporaryDirectory() as tmp:
     os.mkdir(snaps)
     ring = os.path.join(tmp, "ring.ttr")
     jsonl = os.path.join(tmp, "spikes.jsonl")
-    subprocess.run([prog], env=dict(env, TICKTRACE_OUT=ring, TICKTRACE_MODE="ring", TICKTRACE_BUFFER="2000",
+    # (a ring of 40,000 records wraps five times over the worker's 200,000, and holds the
+    # 20,000 written after the trigger: its window is there however late tt-spikes copies it)
+    subprocess.run([prog], env=dict(env, TICKTRACE_OUT=ring, TICKTRACE_MODE="ring", TICKTRACE_BUFFER="40000",
                                     TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_SNAPSHOT_BEFORE="5ms",
                                     TICKTRACE_SNAPSHOT_AFTER="1ms", TICKTRACE_SPIKES=jsonl,
                                     TICKTRACE_SPIKE_THRESHOLD="1ms"), check=True, timeout=120)
