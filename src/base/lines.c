@@ -153,10 +153,11 @@ static int tt__log_open(int *own)
 	}
 	if (fd < 0)
 		return -1;
-	/* Kept by one thread (another at it meanwhile, or one with a table of its own: for
-	 * this line only); tt__fd_keep closes `fd` (no high number free: -EMFILE). */
+	/* Kept by one thread (another at it meanwhile, one with a table of its own, or
+	 * below a small limit, where ticktrace keeps none of the program's descriptors:
+	 * for this line only); tt__fd_keep closes `fd` (no high number free: -EMFILE). */
 	static int keeping;
-	if (tt__own_table || __atomic_exchange_n(&keeping, 1, __ATOMIC_ACQ_REL)) {
+	if (tt__fd_room() < 0 || tt__own_table || __atomic_exchange_n(&keeping, 1, __ATOMIC_ACQ_REL)) {
 		*own = 1;
 		return fd;
 	}
@@ -315,10 +316,26 @@ void tt__err_to(int where, int (*name_of)(char *buf, size_t size))
 void tt__err_keep(void)
 {
 	struct stat st;
-	if (tt__err_copy.file.handle < 0 && tt__log_where != TT__LOG_OFF && tt__err_was.file.handle == 2 &&
-	    fstat(2, &st) == 0 && st.st_dev == tt__err_was.id.dev && st.st_ino == tt__err_was.id.ino &&
-	    (S_ISCHR(st.st_mode) || S_ISREG(st.st_mode)))
-		tt__fd_keep(&tt__err_copy, (struct tt_os_file){fcntl(2, F_DUPFD_CLOEXEC, 0)});
+	if (tt__err_copy.file.handle >= 0 || tt__log_where == TT__LOG_OFF || tt__err_was.file.handle != 2 ||
+	    fstat(2, &st) < 0 || st.st_dev != tt__err_was.id.dev || st.st_ino != tt__err_was.id.ino ||
+	    !(S_ISCHR(st.st_mode) || S_ISREG(st.st_mode)))
+		return;
+	int err = tt__fd_room();
+	if (!err)
+		err = tt__fd_keep(&tt__err_copy, (struct tt_os_file){fcntl(2, F_DUPFD_CLOEXEC, 0)});
+	/* (said where the lines go now: number 2, or the log, opened for the line alone) */
+	char why[160], line[480];
+	if (err && tt__fd_room() < 0) {
+		snprintf(line, sizeof line, "ticktrace: no copy of stderr kept (%s): what it says after "
+			 "the program closes its stderr goes to the log beside the trace\n",
+			 tt__fd_why(err, why, sizeof why));
+		tt__err_say(line);
+	}
+}
+
+int tt__fd_own_table(void)
+{
+	return tt__own_table;
 }
 
 void tt__err_after_fork_in_child(void)

@@ -52,9 +52,10 @@ WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and af
 LOSS_SAID = "the program closed the"
 
 
-def run(args, workdir, settings, limit=None, nobody=False):
+def run(args, workdir, settings, limit=None, nobody=False, err_file=None):
     """PROG ARGS in workdir: with ticktrace's `settings`, under `record` (None), or
-    plain ({"TICKTRACE": "0"})."""
+    plain ({"TICKTRACE": "0"}); its stderr into `err_file` (a file, which ticktrace
+    keeps a copy of where it keeps any), else captured (a pipe)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
     env["TICKTRACE_OUT"] = os.path.join(workdir, "run-%p.ttr")
     cmd = [PROG] + args
@@ -77,8 +78,14 @@ def run(args, workdir, settings, limit=None, nobody=False):
             os.setgroups([])
             os.setgid(user.pw_gid)
             os.setuid(user.pw_uid)
-    return subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True, timeout=120,
-                          preexec_fn=lower_limit)
+    if err_file is None:
+        return subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True, timeout=120,
+                              preexec_fn=lower_limit)
+    with open(err_file, "w") as err:
+        p = subprocess.run(cmd, env=env, cwd=workdir, stdout=subprocess.PIPE, stderr=err, text=True,
+                           timeout=120, preexec_fn=lower_limit)
+    p.stderr = open(err_file).read()
+    return p
 
 
 def own_files(workdir):
@@ -189,6 +196,53 @@ def full(tmp):
         print("full, %s: %s, its trace whole" % (what, p.stdout.strip()))
 
 
+def few(tmp):
+    """Below a small limit (src/base/fds.c: 32) ticktrace keeps none of the program's
+    descriptors while it runs: a program that opens files up to its limit and returns
+    from main holding them all gets as many as in a plain run, at ulimit -n 6 (xz -T2
+    failed traced there, r43 R2: the copy of stderr ticktrace kept took the number its
+    input needed), 7, 8, 12 and 16 (its trace lost: the files ticktrace kept used the
+    share, and the write at exit found none), in every mode and under record, its
+    stderr a file (which ticktrace keeps a copy of where it may); its trace is written,
+    with both its scopes, and what ticktrace gave up is said once with the limit. At 64
+    ticktrace keeps its files within its quarter: the program gets its three quarters
+    at least, and its trace."""
+    for limit in (6, 7, 8, 12, 16, 64):
+        workdir = tempfile.mkdtemp(dir=tmp)
+        plain = run(["full", workdir], workdir, {"TICKTRACE": "0"}, limit=limit,
+                    err_file=os.path.join(workdir, "err"))
+        check(plain.returncode == 0, "limit %d, plain: exit %d: %s" % (limit, plain.returncode, plain.stderr))
+        held = int(plain.stdout.split()[1]) if plain.stdout.startswith("held ") else -1
+        for what, settings in SETTINGS:
+            workdir = tempfile.mkdtemp(dir=tmp)
+            p = run(["full", workdir], workdir, settings, limit=limit, err_file=os.path.join(workdir, "err"))
+            name = "ulimit -n %d, %s" % (limit, what)
+            got = int(p.stdout.split()[1]) if p.stdout.startswith("held ") else -1
+            check(p.returncode == 0 and (got == held if limit < 32 else got >= limit * 3 // 4 - 3),
+                  "%s: the program held %d, %d in a plain run (exit %d): %s"
+                  % (name, got, held, p.returncode, p.stderr))
+            traces = glob.glob(os.path.join(workdir, "run*.ttr"))
+            said = p.stderr + "".join(open(log).read() for log in glob.glob(os.path.join(workdir, "*.log")))
+            scopes = ""
+            if len(traces) == 1:
+                scopes = subprocess.run([TOOL, "report", "-q", traces[0]], capture_output=True, text=True,
+                                        timeout=60).stdout
+            check(all(re.search(r"^ *%s " % scope, scopes, re.M) for scope in ("before", "after")) and
+                  "could not write" not in said and "left by _exit" not in said,
+                  "%s: the trace, with both scopes: %s: %s; report: %s" % (name, traces, said, scopes))
+            # (the copy of stderr, and record's live file, given up: each said once)
+            gave = re.findall(r"^ticktrace: no (copy of stderr kept|live file \S+) \(ulimit -n is %d: below "
+                              r"32, ticktrace keeps no descriptor in the program's table while it runs\)"
+                              % limit, said, re.M)
+            wanted = ["copy of stderr kept"] + (["live"] if settings is None or "TICKTRACE_LIVE" in settings
+                                                else [])
+            check(limit >= 32 and not gave or
+                  limit < 32 and [g.split()[0] for g in gave] == [w.split()[0] for w in wanted],
+                  "%s: what ticktrace gave up, said once with the limit: %s: %s" % (name, gave, said))
+            print("%s: held %d as in a plain run (%d), the trace whole%s"
+                  % (name, got, held, "; gave up: %s" % ", ".join(gave) if gave else ""))
+
+
 def spike_log(tmp):
     workdir = tempfile.mkdtemp(dir=tmp)
     log = os.path.join(workdir, "spikes.jsonl")
@@ -256,6 +310,7 @@ def main():
                   loss_allowed=False)
         limit(tmp)
         full(tmp)
+        few(tmp)
         spike_log(tmp)
         stdio(tmp)
     sys.exit(verdict())
