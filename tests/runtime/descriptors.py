@@ -15,7 +15,8 @@ check and before its call (the one system call's window that the dup2 case hit b
 chance, 1 run in 30 to 60): the program's files as in a plain run, the trace whole.
 
 `descriptors_prog profile`: the same (closefrom) with a self-profile (perf, every
-thread) started before and closed after: its files as the plain closefrom run's.
+thread) started before and closed after: its files as the plain closefrom run's; at
+ulimit -n 16 (below a small limit) by its timers, its files as well.
 
 `descriptors_prog limit`: threads that record (more than a user's locked memory holds
 perf rings for), then as many of 57 files as the program can open, under a soft
@@ -30,6 +31,9 @@ open for appending, has them there, as its stderr.
 `descriptors_prog full`: a program that returns from main holding every descriptor its
 limit allows (it leaks them) gets its trace, with both its scopes, in every mode and
 under `record`; its snapshots too.
+`descriptors_prog full` at ulimit -n 6, 7, 8, 12, 16 and 64, every mode and record,
+its stderr a file: it holds as many as in a plain run below 32 (three quarters of its
+limit at 64), its trace is written, what ticktrace gave up said with the limit.
 `descriptors_prog closes`: the spike log (TICKTRACE_SPIKES, a file) of a program that
 closes its descriptors between two spikes holds both, whole, nothing said lost.
 Usage: descriptors.py PROG TICKTRACE STDIO_PROG"""
@@ -137,6 +141,16 @@ def profile(tmp, plain):
     check(got == plain, "profile: the program's files differ from a plain run's: %s"
           % [(name, got.get(name, b"")[:80], plain[name][:80]) for name in plain if got.get(name) != plain[name]][:1])
     print("profile: the program's files as in a plain run (%s)" % " ".join(p.stdout.split()))
+    # Below a small limit (fds.c: 32) the profile's perf events would take the
+    # program's numbers: it samples by its timers instead (before: tt_profile_create
+    # failed, EMFILE).
+    workdir = tempfile.mkdtemp(dir=tmp)
+    p = run(["profile", workdir], workdir, {"TICKTRACE_MODE": "stop"}, limit=16)
+    check(p.returncode == 0 and p.stdout.startswith("profile timer") and "written" in p.stdout and
+          own_files(workdir) == plain,
+          "profile at ulimit -n 16: by its timers, the program's files as in a plain run: exit %d, %r: %s"
+          % (p.returncode, p.stdout, p.stderr))
+    print("profile at ulimit -n 16: %s" % " ".join(p.stdout.split()))
 
 
 def limit(tmp):
