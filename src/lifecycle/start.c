@@ -71,7 +71,9 @@ void tt__finish(void)
 			named ? path : TT_ENV_OUT, strerror(-err), why,
 			live ? "; its events are in the live file " : "", live ? live : "",
 			live ? ", which ticktrace reads (thread states, in memory only, lost)" : "");
-		tt__list_tagged(TT_LIST_LOST, named ? path : TT_ENV_OUT);
+		char lost[32];
+		snprintf(lost, sizeof lost, TT_LIST_LOST "%d ", -err);
+		tt__list_tagged(lost, named ? path : TT_ENV_OUT);
 	}
 	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
 	 * without recording: its events would go nowhere.) */
