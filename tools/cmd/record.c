@@ -1052,10 +1052,10 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	getrlimit(RLIMIT_NOFILE, &nofile); /* (the program's: record's own, inherited) */
 	if (o->npatterns && access(emfile, F_OK) == 0) {
 		/* the program ran: its own status stands */
-		fprintf(stderr, "ticktrace: record: %s ran out of file descriptors (EMFILE) before "
-			"the -f patterns could be matched against all its functions and patched (ulimit "
-			"-n is %llu; the patcher holds one for each module it reads): its calls may be "
-			"missing; raise the limit, as `ulimit -n 1024`\n", o->argv[0],
+		fprintf(stderr, "ticktrace: record: the patcher ran out of file descriptors (EMFILE) in "
+			"%s before the -f patterns could be matched against all its functions and patched "
+			"(ulimit -n is %llu; the patcher holds one for each module it reads, the program "
+			"none of them): its calls may be missing; raise the limit, as `ulimit -n 1024`\n", o->argv[0],
 			(unsigned long long)nofile.rlim_cur);
 	} else if (o->npatterns && access(matched, F_OK) != 0) {
 		/* (recording off: the patterns were never matched, and the missing trace is said) */
