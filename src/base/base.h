@@ -207,6 +207,9 @@ void tt__err_to(int where, int (*name_of)(char *buf, size_t size)) TT__HIDDEN;
  * closes it to let its reader go on), they go to the log beside the trace, which says
  * why as its first line. */
 void tt__err_keep(void) TT__HIDDEN;
+/* The log's lines held for want of a descriptor (lines.c), written now: into the log,
+ * else stderr (at exit). */
+void tt__err_flush(void) TT__HIDDEN;
 /* In a forked child: the parent's log let go; the child's named at its first line. */
 void tt__err_after_fork_in_child(void) TT__HIDDEN;
 /* A copy of the program's descriptor `fd` in the calling thread's table (close-on-

@@ -83,6 +83,7 @@ void tt__finish(void)
 	tt__say_drops();
 	tt__sched_say_refused();
 	tt__say_given_back();
+	tt__err_flush();
 	tt__background_work(0);
 	tt_os_writing_end(&writing);
 }

@@ -886,6 +886,14 @@ descriptors)
 		{ cat err >&2; fail "running out of descriptors not said by the patcher"; }
 	! grep -qF "ended before the -f patterns" err || { cat err >&2; fail "said the program ended first"; }
 	[ "$rc" = 0 ] || { cat err >&2; fail "record exits $rc, not the program's 0"; }
+	# Its lines in the log beside the trace, where record puts them, though the
+	# patcher's files filled the table as it said them: held, and written once a
+	# descriptor could be had (before: "cannot write its log ... (Too many open files):
+	# its lines go to stderr", the program's)
+	(ulimit -n 12 && exec "$tool" record -f work_leaf -o h.ttr -- ./m) >out 2>err || true
+	! grep -q "cannot write its log\|the patcher ran out of file descriptors (EMFILE: ulimit" err &&
+		grep -qF "ticktrace: the patcher ran out of file descriptors (EMFILE: ulimit -n is 12)" h.ttr.log ||
+		{ cat err h.ttr.log >&2; fail "the patcher's lines not in the log beside the trace"; }
 	# At 16 the patcher's modules' files fill the table too, but the threads were
 	# counted before it read them: what it read is patched (before: "nothing patched:
 	# the program's threads cannot be counted (/proc/self/task: Too many open files)")
