@@ -257,6 +257,25 @@ def few(tmp):
                   % (name, got, held, "; gave up: %s" % ", ".join(gave) if gave else ""))
 
 
+def few_threads(tmp):
+    """Below a small limit a thread that starts takes no descriptor of the program's,
+    even for a moment (its perf event for its states, its counters' file): tt-sched asks
+    for its states at its first event, in its own table, and the exit counts them, with
+    the limit (before: each asked in the program's table as it started, beside the
+    program's own opens)."""
+    workdir = tempfile.mkdtemp(dir=tmp)
+    plain = run(["limit", workdir], workdir, {"TICKTRACE": "0"}, limit=12)
+    workdir = tempfile.mkdtemp(dir=tmp)
+    p = run(["limit", workdir], workdir, {"TICKTRACE_MODE": "stop"}, limit=12)
+    said = re.search(r"ticktrace: (\d+) threads had their thread states asked for by tt-sched, in its own "
+                     r"table, at their first event rather than as they started .*\(ulimit -n is 12: below 32",
+                     p.stderr)
+    check(p.returncode == 0 and p.stdout == plain.stdout and said and int(said.group(1)) >= 16,
+          "ulimit -n 12, threads: %r as in a plain run (%r), the threads' states asked by tt-sched said: %s"
+          % (p.stdout, plain.stdout, p.stderr))
+    print("ulimit -n 12, threads: %s as in a plain run; %s" % (p.stdout.strip(), said.group(0) if said else ""))
+
+
 def spike_log(tmp):
     workdir = tempfile.mkdtemp(dir=tmp)
     log = os.path.join(workdir, "spikes.jsonl")
@@ -325,6 +344,7 @@ def main():
         limit(tmp)
         full(tmp)
         few(tmp)
+        few_threads(tmp)
         spike_log(tmp)
         stdio(tmp)
     sys.exit(verdict())
