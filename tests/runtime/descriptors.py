@@ -286,6 +286,14 @@ def spike_log(tmp):
           "spike log of a program that closes its descriptors: exit %d, %r: %s"
           % (p.returncode, text, p.stderr))
     print("spike log: both spikes whole across the program's close_range")
+    # Below a small limit none is made (a descriptor kept all run): said with the limit.
+    workdir = tempfile.mkdtemp(dir=tmp)
+    log = os.path.join(workdir, "spikes.jsonl")
+    p = run(["closes", workdir], workdir, {"TICKTRACE_SPIKES": log, "TICKTRACE_SPIKE_THRESHOLD": "1ms"}, limit=8)
+    check(p.returncode == 0 and not os.path.exists(log) and
+          "cannot log spikes to %s (TICKTRACE_SPIKES=%s): ulimit -n is 8: below 32" % (log, log) in p.stderr,
+          "spike log at ulimit -n 8: none, said with the limit: exit %d: %s" % (p.returncode, p.stderr))
+    print("spike log at ulimit -n 8: none, said")
 
 
 def stdio(tmp):
