@@ -135,6 +135,9 @@ int tt__fd_keep_brief(struct tt__fd *f, struct tt_os_file file) TT__HIDDEN;
  * RLIMIT_NOFILE (fds.c: TT__FD_FEW), where ticktrace keeps none in the program's table
  * while it runs (a thread with a table of its own keeps its files there). */
 int tt__fd_room(void) TT__HIDDEN;
+/* Whether the soft RLIMIT_NOFILE is that small (a thread's own table has that limit
+ * too: tt-sched keeps no file there past a reading). */
+int tt__fd_few(void) TT__HIDDEN;
 /* Why a file was not kept (-errno), in `buf`, for a line that says what was given up:
  * at a small limit, the limit. */
 const char *tt__fd_why(int err, char *buf, size_t size) TT__HIDDEN;

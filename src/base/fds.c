@@ -47,9 +47,14 @@
 
 static int tt__fds_kept; /* how many descriptors ticktrace holds now */
 
+int tt__fd_few(void)
+{
+	return tt_os_files_limit() < TT__FD_FEW;
+}
+
 int tt__fd_room(void)
 {
-	return tt_os_files_limit() < TT__FD_FEW && !tt__fd_own_table() ? -EMFILE : 0;
+	return tt__fd_few() && !tt__fd_own_table() ? -EMFILE : 0;
 }
 
 const char *tt__fd_why(int err, char *buf, size_t size)

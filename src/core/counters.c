@@ -496,6 +496,11 @@ static void tt__counters_read(struct tt__slot *slot)
 		tt__counters_keep(c, &reading);
 		c->faults_seen = faults ? process_faults : c->faults_seen;
 	}
+	/* (below a small limit, its own table's too, opened again at its next reading:
+	 * kept, a few threads' files would leave no descriptor to ask for the next
+	 * threads' switches) */
+	if (tt__fd_few())
+		tt_os_counters_close(&c->files);
 }
 
 /* Whether tt-sched reads the slot's counters (lock held). */

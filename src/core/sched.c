@@ -246,12 +246,15 @@ void tt__sched_say_refused(void)
 	unsigned few = __atomic_load_n(&tt__sched_few, __ATOMIC_RELAXED),
 		 untaken = __atomic_load_n(&tt__counters_few, __ATOMIC_RELAXED);
 	char why[160];
-	if (few || untaken)
+	if (few)
 		fprintf(tt__err, "ticktrace: %u threads had their thread states asked for by tt-sched, in "
 			"its own table, at their first event rather than as they started (none for what "
-			"they did until then), and %u readings of a thread's counters that it takes itself "
-			"(as it starts or exits, or for a dump) were not taken (%s, not even for a "
-			"moment)\n", few, untaken, tt__fd_why(-EMFILE, why, sizeof why));
+			"they did until then: %s, not even for a moment)\n", few,
+			tt__fd_why(-EMFILE, why, sizeof why));
+	if (untaken)
+		fprintf(tt__err, "ticktrace: %u readings of a thread's counters that it takes itself (as "
+			"it starts or exits, or for a dump) were not taken (%s, not even for a moment)\n",
+			untaken, tt__fd_why(-EMFILE, why, sizeof why));
 	tt__sched_unlock(&old);
 }
 
@@ -419,6 +422,9 @@ static void tt__sched_ask(struct tt__slot *slot)
 		tt__sched_refused(slot, err, denied, counted);
 		return;
 	}
+	/* (refused as it started, counted then: has them after all) */
+	if (counted)
+		__atomic_sub_fetch(&tt__sched_refused_unasked, 1, __ATOMIC_RELAXED);
 	/* (after the kernel began to record them: every switch from now on is there) */
 	s->since_ns = tt_os_monotonic_ns();
 	s->on = 1;
