@@ -133,11 +133,11 @@ chdir)
 		>/dev/null 2>dir.err) && rc=0 || rc=$?
 	[ "$rc" = 0 ] && [ "$(traces "$w/rr")" = 3 ] && [ "$(traces "$w/other")" = 0 ] ||
 		{ cat "$w/dir.err" >&2; ls -R "$w" >&2; fail "-o rr/, cd between: exit $rc, $(traces "$w/rr") traces in rr/, not 3"; }
-	# The processes whose directory went (the shell, rm): counted, named, in record's
-	# own summary.
+	# The processes whose directory went (the shell, rm): counted, named, each with why
+	# its write failed, in record's own summary.
 	(cd "$w" && "$tool" record -f work_b -o gone/run.ttr -- sh -c "'$leaf'; rm -rf '$w/gone'; true" \
 		>/dev/null 2>gone.err) && rc=0 || rc=$?
-	grep -q "^ticktrace: record: 2 processes of the run could not write their traces at exit (their lines said why): $w/gone/run.ttr.[0-9]* $w/gone/run.ttr\$" \
+	grep -q "^ticktrace: record: 2 processes of the run could not write their traces at exit, the write failed (their lines said more): $w/gone/run.ttr.[0-9]* (No such file or directory) $w/gone/run.ttr (No such file or directory)\$" \
 		"$w/gone.err" || { cat "$w/gone.err" >&2; fail "a trace not written, not said in record's summary"; }
 	# The printed command, run as printed.
 	(cd "$w" && "$tool" record -f work_b -o "sp ace/" -- sh -c "'$leaf'; '$leaf'; true" >/dev/null 2>sp.err) ||
