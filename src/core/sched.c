@@ -93,6 +93,7 @@ struct tt__sched_early {
 	int64_t since_ns;       /* when the kernel was asked */
 	int held; /* (a fork's child forgets its parent's: tt__sched_after_fork) */
 	int off; /* not asked: no switches for any thread (the counters alone) */
+	int few; /* not asked below a small limit (base/fds.c): tt-sched asks */
 	/* Where its counters are its states' source (perf refused): read by the thread
 	 * itself as it starts (read: taken), a reading before its first scope that no
 	 * wait for tt-sched's CPU delays (100 threads started together on a loaded
@@ -307,8 +308,7 @@ void tt__sched_thread_starts(int alone)
 	/* (below a small limit, none of the program's descriptors, even for a moment:
 	 * tt-sched asks at its first event) */
 	int few = !alone && tt__fd_room() < 0;
-	if (few)
-		__atomic_add_fetch(&tt__sched_few, !off, __ATOMIC_RELAXED);
+	e->few = few && !off;
 	/* (refused: its first event has tt-sched ask again, which says why) */
 	e->err = off ? 0 : few ? -EMFILE : tt__switches_open(&e->sw, 0, 1, &denied);
 	if (!off && e->err == 0)
@@ -356,6 +356,8 @@ void tt__sched_open(struct tt__slot *slot)
 	 * ends first says: refused as it started, or for every thread (tt-sched does not ask
 	 * again; the counters, where allowed, are its source), else not asked yet. */
 	s->none = TT_NO_STATES_TOO_SHORT, s->none_err = 0;
+	if (e && e->few) /* (counted as its first event has tt-sched ask) */
+		__atomic_add_fetch(&tt__sched_few, 1, __ATOMIC_RELAXED);
 	if (e && !e->sw.map)
 		s->none = TT_NO_STATES_REFUSED, s->none_err = -e->err;
 	else if (!e && __atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE))
