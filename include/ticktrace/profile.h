@@ -17,7 +17,8 @@
  * instruction pointer), read from the mmap ring buffer by a drain thread the profile
  * owns; no signal is involved. It works for an unprivileged user at
  * perf_event_paranoid 2. Where perf is denied (EACCES, EPERM, ENOSYS: a seccomp
- * filter, paranoid 3), time sources fall back to a per-thread CPU-time timer
+ * filter, paranoid 3), or under a soft RLIMIT_NOFILE below 32, where the events'
+ * descriptors would take numbers the program needs (EMFILE), time sources fall back to a per-thread CPU-time timer
  * (timer_create) whose SIGPROF handler samples the interrupted instruction pointer;
  * CPU timers fire on the scheduler tick, so the effective interval is at least one
  * tick and is reported in tt_profile_stats. The fallback installs a SIGPROF handler
@@ -123,7 +124,8 @@ struct tt_profile;
 /* Create a stopped profile over [start, start + size). Returns 0 and sets *out, or
  * -EINVAL (size 0, e.g. an empty section; bucket size not a power of two; unknown
  * source or flag), -ENODEV (a hardware source on a machine without a PMU, and no
- * TT_PROFILE_ALLOW_TIME), -EACCES/-EPERM (perf denied for a hardware source), -EBUSY
+ * TT_PROFILE_ALLOW_TIME), -EACCES/-EPERM (perf denied for a hardware source),
+ * -EMFILE (a hardware source under a soft RLIMIT_NOFILE below 32, or none left), -EBUSY
  * (the fallback needs SIGPROF and the program handles it), -ENOMEM, or another
  * negative errno from perf_event_open, mmap or pthread_create. */
 TT__PROFILE_API int tt_profile_create(struct tt_profile **out, const struct tt_profile_config *cfg);

@@ -125,8 +125,22 @@ struct tt__fd {
 #define TT__FD_NONE {.file = {-1}}
 /* Keeps `file`, just opened (always consumed; a negative handle: the -errno its open
  * gave, returned): a copy of it at a number in ticktrace's share of the descriptors
- * (tt__fd_share), the file remembered. 0, or -errno (-EMFILE: no room in the share). */
+ * (tt__fd_share), the file remembered. 0, or -errno (-EMFILE: no room in the share, or
+ * none below a small limit: tt__fd_room). */
 int tt__fd_keep(struct tt__fd *f, struct tt_os_file file) TT__HIDDEN;
+/* The same for a file written and closed at once (a trace, a dump): past the share,
+ * and below a small limit too (fds.c). */
+int tt__fd_keep_brief(struct tt__fd *f, struct tt_os_file file) TT__HIDDEN;
+/* Whether tt__fd_keep may keep a file now: 0, or -EMFILE below a small soft
+ * RLIMIT_NOFILE (fds.c: TT__FD_FEW), where ticktrace keeps none in the program's table
+ * while it runs (a thread with a table of its own keeps its files there). */
+int tt__fd_room(void) TT__HIDDEN;
+/* Whether the soft RLIMIT_NOFILE is that small (a thread's own table has that limit
+ * too: tt-sched keeps no file there past a reading). */
+int tt__fd_few(void) TT__HIDDEN;
+/* Why a file was not kept (-errno), in `buf`, for a line that says what was given up:
+ * at a small limit, the limit. */
+const char *tt__fd_why(int err, char *buf, size_t size) TT__HIDDEN;
 /* The lowest number ticktrace's descriptors take (the numbers from three quarters of
  * the soft RLIMIT_NOFILE up, up to 4096), and how many it may hold (a quarter of it):
  * the rest is the program's, as without ticktrace. */
@@ -173,6 +187,8 @@ int tt__err_say(const char *line) TT__HIDDEN;
  * same, copied into its table for each line (tt__fd_of_program). 0, or -errno
  * (seccomp, say; Windows: -ENOSYS): the thread shares the program's table. */
 int tt__fd_private_table(struct tt__fd *const *keep, size_t count) TT__HIDDEN;
+/* Whether the calling thread has a table of its own (tt__fd_private_table). */
+int tt__fd_own_table(void) TT__HIDDEN;
 #ifndef _WIN32
 /* A stdio stream writing to f, which checks it before each write; fclose closes it
  * as tt__fd_close does. NULL with errno. */
@@ -194,6 +210,9 @@ void tt__err_to(int where, int (*name_of)(char *buf, size_t size)) TT__HIDDEN;
  * closes it to let its reader go on), they go to the log beside the trace, which says
  * why as its first line. */
 void tt__err_keep(void) TT__HIDDEN;
+/* The log's lines held for want of a descriptor (lines.c), written now: into the log,
+ * else stderr (at exit). */
+void tt__err_flush(void) TT__HIDDEN;
 /* In a forked child: the parent's log let go; the child's named at its first line. */
 void tt__err_after_fork_in_child(void) TT__HIDDEN;
 /* A copy of the program's descriptor `fd` in the calling thread's table (close-on-

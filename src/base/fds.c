@@ -14,6 +14,15 @@
  * nothing allocated, nothing said between them): the window is one system call's
  * return and the next one's entry, at a number the program reaches only by naming it
  * or by holding three quarters of its limit; the next check finds the number taken.
+ *
+ * Below a small limit (TT__FD_FEW) a quarter is a handful of descriptors, which a
+ * program sized to its limit needs (xz -T2 takes 3 of ulimit -n 6's, and fails for
+ * want of the one ticktrace would keep): ticktrace then keeps none in the program's
+ * table while it runs (no copy of stderr, no log, live file, spike log, perf
+ * events: each says what it gave up), and a file written and closed at once (the
+ * trace at exit, a dump: tt__fd_keep_brief) takes one for that moment alone, past
+ * the share (the program is ending), or in a table of a thread of ticktrace's own
+ * where the program holds them all (writer/output.c).
  * Closing it takes a descriptor table of ticktrace's own (tt__fd_private_table,
  * lines.c: unshare(CLONE_FILES)): tt-sched's and tt-drain's (the stream's file, made
  * there), and the writers' at the descriptor limit; the program's stderr and its
@@ -23,6 +32,8 @@
  * it costs little and asks nothing (no share, any handle: a handle is no small number
  * a program closes or takes by range). */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "base/base.h"
 
@@ -30,7 +41,32 @@
  * a soft limit above it, ticktrace's numbers start at three quarters of it. */
 #define TT__FD_TABLE_MAX 4096
 
+/* Below this soft RLIMIT_NOFILE, ticktrace keeps no descriptor in the program's table
+ * while it runs (a quarter of it: 7 at most). */
+#define TT__FD_FEW 32
+
 static int tt__fds_kept; /* how many descriptors ticktrace holds now */
+
+int tt__fd_few(void)
+{
+	return tt_os_files_limit() < TT__FD_FEW;
+}
+
+int tt__fd_room(void)
+{
+	return tt__fd_few() && !tt__fd_own_table() ? -EMFILE : 0;
+}
+
+const char *tt__fd_why(int err, char *buf, size_t size)
+{
+	uint64_t soft = tt_os_files_limit();
+	if (err == -EMFILE && soft < TT__FD_FEW)
+		snprintf(buf, size, "ulimit -n is %d: below %d, ticktrace keeps no descriptor in the "
+			 "program's table while it runs", (int)soft, TT__FD_FEW);
+	else
+		snprintf(buf, size, "%s", strerror(-err));
+	return buf;
+}
 
 void tt__fd_share(int *floor, int *share)
 {
@@ -80,17 +116,20 @@ void tt__fd_close_opened(const struct tt__fd *id)
 		tt_os_file_close(&file);
 }
 
-int tt__fd_keep(struct tt__fd *f, struct tt_os_file file)
+/* tt__fd_keep; `brief`: tt__fd_keep_brief. */
+static int tt__fd_keep_as(struct tt__fd *f, struct tt_os_file file, int brief)
 {
 	struct tt__fd opened;
 	tt__fd_opened(file, &opened);
 	f->file.handle = -1;
 	if (file.handle < 0)
 		return (int)file.handle;
-	int floor, share, err = -EMFILE;
+	int floor, share, err = brief ? 0 : tt__fd_room();
 	tt__fd_share(&floor, &share);
 	struct tt_os_file high = {-1};
-	if (__atomic_add_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED) <= share)
+	if (__atomic_add_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED) > share && !brief)
+		err = -EMFILE;
+	if (!err)
 		err = tt_os_file_copy(file, floor, &high);
 	tt__fd_close_opened(&opened);
 	if (!err && (err = tt__fd_identity(high, f, 1)) < 0)
@@ -98,6 +137,16 @@ int tt__fd_keep(struct tt__fd *f, struct tt_os_file file)
 	if (err)
 		__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
 	return err;
+}
+
+int tt__fd_keep(struct tt__fd *f, struct tt_os_file file)
+{
+	return tt__fd_keep_as(f, file, 0);
+}
+
+int tt__fd_keep_brief(struct tt__fd *f, struct tt_os_file file)
+{
+	return tt__fd_keep_as(f, file, 1);
 }
 
 int tt__fd_ours(const struct tt__fd *f)

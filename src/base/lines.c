@@ -153,10 +153,11 @@ static int tt__log_open(int *own)
 	}
 	if (fd < 0)
 		return -1;
-	/* Kept by one thread (another at it meanwhile, or one with a table of its own: for
-	 * this line only); tt__fd_keep closes `fd` (no high number free: -EMFILE). */
+	/* Kept by one thread (another at it meanwhile, one with a table of its own, or
+	 * below a small limit, where ticktrace keeps none of the program's descriptors:
+	 * for this line only); tt__fd_keep closes `fd` (no high number free: -EMFILE). */
 	static int keeping;
-	if (tt__own_table || __atomic_exchange_n(&keeping, 1, __ATOMIC_ACQ_REL)) {
+	if (tt__fd_room() < 0 || tt__own_table || __atomic_exchange_n(&keeping, 1, __ATOMIC_ACQ_REL)) {
 		*own = 1;
 		return fd;
 	}
@@ -168,13 +169,54 @@ static int tt__log_open(int *own)
 }
 
 static int tt__err_put(const char *buf, size_t size);
+static int tt__stderr_put(const char *buf, size_t size);
 
-/* A line into the log: 1 said, 0 let go, -1 no log to be had (said on stderr instead,
- * with why, once). */
-static int tt__log_put(const char *buf, size_t size)
+/* Lines said while no descriptor could be had for the log (EMFILE): below a small
+ * limit it is opened for each line alone, and the patcher's modules' files (one held
+ * each) fill the table as the program starts. Held here, in order, and written before
+ * the next line that finds one, or at exit (tt__err_flush), rather than into the
+ * program's stderr. tt__log_holding guards both (a thread that finds it taken writes
+ * its line as if none were held). */
+static char tt__log_held[8192];
+static size_t tt__log_held_len;
+static int tt__log_holding;
+
+/* Whether `size` bytes were held for later (no room: not). */
+static int tt__log_hold(const char *buf, size_t size)
+{
+	if (__atomic_exchange_n(&tt__log_holding, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	int held = tt__log_held_len + size <= sizeof tt__log_held;
+	if (held) {
+		memcpy(tt__log_held + tt__log_held_len, buf, size);
+		tt__log_held_len += size;
+	}
+	__atomic_store_n(&tt__log_holding, 0, __ATOMIC_RELEASE);
+	return held;
+}
+
+/* The lines held, written by `put` (into the log, or stderr), first. */
+static void tt__log_put_held(int fd, int (*put)(const char *buf, size_t size))
+{
+	if (!__atomic_load_n(&tt__log_held_len, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&tt__log_holding, 1, __ATOMIC_ACQUIRE))
+		return;
+	if (fd >= 0)
+		tt__write_all(fd, tt__log_held, tt__log_held_len);
+	else
+		put(tt__log_held, tt__log_held_len);
+	tt__log_held_len = 0;
+	__atomic_store_n(&tt__log_holding, 0, __ATOMIC_RELEASE);
+}
+
+/* A line into the log: 1 said (or held, `may_hold`), 0 let go, -1 no log to be had
+ * (said on stderr instead, with why, once). */
+static int tt__log_put_as(const char *buf, size_t size, int may_hold)
 {
 	static int given_up;
 	int own, fd = given_up ? -1 : tt__log_open(&own);
+	if (fd == -1 && errno == EMFILE && may_hold && tt__log_hold(buf, size))
+		return 1;
 	if (fd < 0) {
 		if (!__atomic_exchange_n(&given_up, 1, __ATOMIC_ACQ_REL) && fd == -1) {
 			char why[4600];
@@ -183,12 +225,25 @@ static int tt__log_put(const char *buf, size_t size)
 				 tt__log_name, strerror(errno));
 			tt__err_put(why, strlen(why));
 		}
+		tt__log_put_held(-1, tt__stderr_put);
 		return -1;
 	}
+	tt__log_put_held(fd, NULL);
 	int said = tt__write_all(fd, buf, size);
 	if (own)
 		close(fd);
 	return said;
+}
+
+static int tt__log_put(const char *buf, size_t size)
+{
+	return tt__log_put_as(buf, size, 1);
+}
+
+void tt__err_flush(void)
+{
+	if (__atomic_load_n(&tt__log_held_len, __ATOMIC_RELAXED))
+		tt__log_put_as("", 0, 0);
 }
 
 /* The program's stderr as it was at start, where number 2 is no longer a place for
@@ -315,16 +370,33 @@ void tt__err_to(int where, int (*name_of)(char *buf, size_t size))
 void tt__err_keep(void)
 {
 	struct stat st;
-	if (tt__err_copy.file.handle < 0 && tt__log_where != TT__LOG_OFF && tt__err_was.file.handle == 2 &&
-	    fstat(2, &st) == 0 && st.st_dev == tt__err_was.id.dev && st.st_ino == tt__err_was.id.ino &&
-	    (S_ISCHR(st.st_mode) || S_ISREG(st.st_mode)))
-		tt__fd_keep(&tt__err_copy, (struct tt_os_file){fcntl(2, F_DUPFD_CLOEXEC, 0)});
+	if (tt__err_copy.file.handle >= 0 || tt__log_where == TT__LOG_OFF || tt__err_was.file.handle != 2 ||
+	    fstat(2, &st) < 0 || st.st_dev != tt__err_was.id.dev || st.st_ino != tt__err_was.id.ino ||
+	    !(S_ISCHR(st.st_mode) || S_ISREG(st.st_mode)))
+		return;
+	int err = tt__fd_room();
+	if (!err)
+		err = tt__fd_keep(&tt__err_copy, (struct tt_os_file){fcntl(2, F_DUPFD_CLOEXEC, 0)});
+	/* (said where the lines go now: number 2, or the log, opened for the line alone) */
+	char why[160], line[480];
+	if (err && tt__fd_room() < 0) {
+		snprintf(line, sizeof line, "ticktrace: no copy of stderr kept (%s): what it says after "
+			 "the program closes its stderr goes to the log beside the trace\n",
+			 tt__fd_why(err, why, sizeof why));
+		tt__err_say(line);
+	}
+}
+
+int tt__fd_own_table(void)
+{
+	return tt__own_table;
 }
 
 void tt__err_after_fork_in_child(void)
 {
 	/* (the parent's log, inherited: the child names and opens its own) */
 	tt__fd_close(&tt__log_fd);
+	tt__log_held_len = 0; /* (the parent's to write) */
 	tt__log_named = 0;
 	tt__moved_said = 0;
 }

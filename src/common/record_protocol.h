@@ -40,9 +40,10 @@
  * is not a terminal: under record, as in the zero-markup build): record names the
  * logs in its summary. (A trace file's path, absolute, never begins so.) */
 #define TT_LIST_LOG "log:"
-/* The line a process appends, before the trace's absolute path, where it could not
- * write its trace at exit (said on its stderr or in its log, which may be lost with
- * it: a directory gone): record counts them in its summary. */
+/* The line a process appends, before its write's errno, a space and the trace's
+ * absolute path, where it could not write its trace at exit (said on its stderr or in
+ * its log, which may be lost with it: a directory gone): record counts them in its
+ * summary, each with why. */
 #define TT_LIST_LOST "lost:"
 /* The line the run's first process appends where TT_ENV_OUT names a directory no file
  * goes into, before "DIR: why" (the default name taken instead): record says it on its

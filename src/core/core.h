@@ -456,8 +456,11 @@ size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT_
 int tt__sched_start(int off, int only) TT__HIDDEN;
 /* The calling thread, as it starts (the program's threads, the first thread, a fork's
  * child; signals may come): asks the kernel for its switches, which its first event
- * takes (tt__sched_open), once tt-sched runs; nothing when states are off. */
-void tt__sched_thread_starts(void) TT__HIDDEN;
+ * takes (tt__sched_open), once tt-sched runs; nothing when states are off. `alone`: no
+ * code of the program's runs meanwhile (the first thread, in the constructor; a fork's
+ * child), which a descriptor taken for a moment then never deprives, below a small
+ * limit too (base/fds.c; else tt-sched asks at its first event, in its own table). */
+void tt__sched_thread_starts(int alone) TT__HIDDEN;
 /* At exit: which threads went without states and why, where more than the one said;
  * how many had tt-sched ask for theirs (not started by pthread_create). */
 void tt__sched_say_refused(void) TT__HIDDEN;
@@ -506,6 +509,8 @@ extern int tt__counters_on TT__HIDDEN;    /* tt-sched reads them (TICKTRACE_SCHE
 extern int tt__counters_steal TT__HIDDEN; /* format.h: TT_SCHEDSTAT_STEAL */
 extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left unread (budget) */
 extern uint64_t tt__counters_kept TT__HIDDEN; /* readings taken, of every thread (sched lock) */
+/* readings a thread takes itself not taken below a small limit (base/fds.c), said at exit */
+extern unsigned tt__counters_few TT__HIDDEN;
 /* tt-sched's reading of the threads' records, to follow their scopes (counters.c):
  * its CPU time for them at most this share of the process's (or
  * TT__COUNTERS_BUDGET_WALL_PCT of one CPU's since the run began where more), past

@@ -404,6 +404,7 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 }
 
 uint64_t tt__counters_kept;
+unsigned tt__counters_few;
 
 /* Lock held: a reading into the thread's store, or counted as lost. */
 static void tt__counters_store(struct tt__counters *c, const struct tt_schedstat_sample *reading)
@@ -489,6 +490,11 @@ static void tt__counters_read(struct tt__slot *slot)
 		tt__counters_keep(c, &reading);
 		c->faults_seen = faults ? process_faults : c->faults_seen;
 	}
+	/* (below a small limit, its own table's too, opened again at its next reading:
+	 * kept, a few threads' files would leave no descriptor to ask for the next
+	 * threads' switches) */
+	if (tt__fd_few())
+		tt_os_counters_close(&c->files);
 }
 
 /* Whether tt-sched reads the slot's counters (lock held). */
@@ -506,6 +512,10 @@ static void tt__counters_read_here(struct tt__slot *slot)
 	 * reads its own: one file, not two, each thread's last scope) */
 	struct tt_schedstat_sample reading;
 	int read;
+	if (tt__fd_room() < 0) { /* (below a small limit: not even for a moment; said at exit) */
+		__atomic_add_fetch(&tt__counters_few, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	if (slot->tid == tt_os_thread_id()) {
 		read = tt_os_counters_read_own(slot->tid, &reading);
 		c->own_last_ns = read == 0 ? reading.ns : c->own_last_ns;

@@ -81,6 +81,10 @@ static int tt__sched_ready; /* tt-sched runs: threads ask for their switches as 
 static int tt__sched_rings_opened;
 static unsigned tt__sched_to_ask;
 static unsigned tt__sched_late; /* threads that had tt-sched ask: said at exit */
+/* Below a small limit (base/fds.c), threads that did not ask for their own as they
+ * started (a descriptor of the program's table, for a moment): tt-sched asked, in its
+ * own table. Said at exit, with the counters' readings not taken so (counters.c). */
+static unsigned tt__sched_few;
 /* The calling thread's switches, asked for as it started and, while `held`, not yet
  * taken by its first event; closed at its exit by the key's destructor otherwise. */
 struct tt__sched_early {
@@ -89,6 +93,7 @@ struct tt__sched_early {
 	int64_t since_ns;       /* when the kernel was asked */
 	int held; /* (a fork's child forgets its parent's: tt__sched_after_fork) */
 	int off; /* not asked: no switches for any thread (the counters alone) */
+	int few; /* not asked below a small limit (base/fds.c): tt-sched asks */
 	/* Where its counters are its states' source (perf refused): read by the thread
 	 * itself as it starts (read: taken), a reading before its first scope that no
 	 * wait for tt-sched's CPU delays (100 threads started together on a loaded
@@ -244,6 +249,18 @@ void tt__sched_say_refused(void)
 		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "
 			"at their first event: none for what they did until then\n", tt__sched_late);
+	unsigned few = __atomic_load_n(&tt__sched_few, __ATOMIC_RELAXED),
+		 untaken = __atomic_load_n(&tt__counters_few, __ATOMIC_RELAXED);
+	char why[160];
+	if (few)
+		fprintf(tt__err, "ticktrace: %u threads had their thread states asked for by tt-sched, in "
+			"its own table, at their first event rather than as they started (none for what "
+			"they did until then: %s, not even for a moment)\n", few,
+			tt__fd_why(-EMFILE, why, sizeof why));
+	if (untaken)
+		fprintf(tt__err, "ticktrace: %u readings of a thread's counters that it takes itself (as "
+			"it starts or exits, or for a dump) were not taken (%s, not even for a moment)\n",
+			untaken, tt__fd_why(-EMFILE, why, sizeof why));
 	tt__sched_unlock(&old);
 }
 
@@ -279,7 +296,7 @@ static void tt__sched_rouse(void)
 		tt__sched_wake_up();
 }
 
-void tt__sched_thread_starts(void)
+void tt__sched_thread_starts(int alone)
 {
 	int off = __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) || tt__sched_mine.held ||
@@ -293,13 +310,19 @@ void tt__sched_thread_starts(void)
 	int denied;
 	e->off = off;
 	e->sw = (struct tt__switches){0};
+	/* (below a small limit, none of the program's descriptors, even for a moment:
+	 * tt-sched asks at its first event) */
+	int few = !alone && tt__fd_room() < 0;
+	e->few = few && !off;
 	/* (refused: its first event has tt-sched ask again, which says why) */
-	e->err = off ? 0 : tt__switches_open(&e->sw, 0, 1, &denied);
+	e->err = off ? 0 : few ? -EMFILE : tt__switches_open(&e->sw, 0, 1, &denied);
 	if (!off && e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt_os_monotonic_ns();
-	e->read = (off || e->err) && __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE) &&
-		  tt_os_counters_read_own(tt_os_thread_id(), &e->reading) == 0;
+	int counters = (off || e->err) && __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE);
+	if (few)
+		__atomic_add_fetch(&tt__counters_few, counters, __ATOMIC_RELAXED);
+	e->read = counters && !few && tt_os_counters_read_own(tt_os_thread_id(), &e->reading) == 0;
 	tt_os_cancel_restore(cancel);
 	tt_os_exit_set(&tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
@@ -338,6 +361,8 @@ void tt__sched_open(struct tt__slot *slot)
 	 * ends first says: refused as it started, or for every thread (tt-sched does not ask
 	 * again; the counters, where allowed, are its source), else not asked yet. */
 	s->none = TT_NO_STATES_TOO_SHORT, s->none_err = 0;
+	if (e && e->few) /* (counted as its first event has tt-sched ask) */
+		__atomic_add_fetch(&tt__sched_few, 1, __ATOMIC_RELAXED);
 	if (e && !e->sw.map)
 		s->none = TT_NO_STATES_REFUSED, s->none_err = -e->err;
 	else if (!e && __atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE))
@@ -404,6 +429,9 @@ static void tt__sched_ask(struct tt__slot *slot)
 		tt__sched_refused(slot, err, denied, counted);
 		return;
 	}
+	/* (refused as it started, counted then: has them after all) */
+	if (counted)
+		__atomic_sub_fetch(&tt__sched_refused_unasked, 1, __ATOMIC_RELAXED);
 	/* (after the kernel began to record them: every switch from now on is there) */
 	s->since_ns = tt_os_monotonic_ns();
 	s->on = 1;
@@ -868,6 +896,7 @@ void tt__sched_after_fork(void)
 	tt__sched_rings_opened = 0; /* (closed above) */
 	tt__sched_dormant = 0; /* (the parent's tt-sched's) */
 	tt__sched_late = 0;
+	tt__sched_few = tt__counters_few = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	tt__sched_refused_unasked = 0;
 	tt__counters_after_fork();

@@ -628,9 +628,10 @@ static void tt__detour_say_out_of_fds(void)
 {
 	struct rlimit nofile = {0};
 	getrlimit(RLIMIT_NOFILE, &nofile);
-	fprintf(tt__log(), "ticktrace: the program ran out of file descriptors (EMFILE: ulimit -n "
-		"is %llu) as the patcher read its modules' files (one held for each) or counted its "
-		"threads: raise the limit (ulimit -n 1024) to patch them all\n",
+	fprintf(tt__log(), "ticktrace: the patcher ran out of file descriptors (EMFILE: ulimit -n "
+		"is %llu) as it read the program's modules' files (it holds one for each, before the "
+		"program opens any) or counted its threads: raise the limit (ulimit -n 1024) to patch "
+		"them all\n",
 		(unsigned long long)nofile.rlim_cur);
 }
 
@@ -748,6 +749,10 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	tt__detour_read_excludes(&d);
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	d.pattern_notes = calloc(d.npatterns + 1, sizeof(*d.pattern_notes));
+	/* The threads counted first: the modules' files libdwfl holds after (one each) may
+	 * leave no descriptor for /proc/self/task under a small limit (no code of the
+	 * program's runs meanwhile to start one). */
+	int counted = d.npatterns || d.every_sled ? tt__detour_others() : 0;
 	int collected = d.pattern_hits && d.pattern_notes ? tt__detour_collect(&d) : -ENOMEM;
 	/* (libdwfl holds a descriptor of each module's file it read: none left, the rest
 	 * went unread) */
@@ -775,7 +780,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 			"%s\n", libcalls ? "Only its library calls are recorded" : "Nothing is recorded");
 	int trampolines = to_record || libcalls;
 	int says = tt__detour_says();
-	int others = d.nfns || libcalls ? tt__detour_others() : 0;
+	int others = d.nfns || libcalls ? counted : 0;
 	d.out_of_fds |= others == -EMFILE;
 	if (others < 0)
 		fprintf(tt__log(), "ticktrace: nothing patched: the program's threads cannot be counted "

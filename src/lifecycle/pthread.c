@@ -37,7 +37,7 @@ TT__EARLY static void *tt__thread_main(void *start_arg)
 	struct tt__thread_start start = *(struct tt__thread_start *)start_arg;
 	free(start_arg);
 	/* (closed at its exit if it never records: the thread's key) */
-	tt__sched_thread_starts();
+	tt__sched_thread_starts(0);
 	return start.main(start.arg);
 }
 

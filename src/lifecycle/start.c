@@ -71,7 +71,9 @@ void tt__finish(void)
 			named ? path : TT_ENV_OUT, strerror(-err), why,
 			live ? "; its events are in the live file " : "", live ? live : "",
 			live ? ", which ticktrace reads (thread states, in memory only, lost)" : "");
-		tt__list_tagged(TT_LIST_LOST, named ? path : TT_ENV_OUT);
+		char lost[32];
+		snprintf(lost, sizeof lost, TT_LIST_LOST "%d ", -err);
+		tt__list_tagged(lost, named ? path : TT_ENV_OUT);
 	}
 	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
 	 * without recording: its events would go nowhere.) */
@@ -81,6 +83,7 @@ void tt__finish(void)
 	tt__say_drops();
 	tt__sched_say_refused();
 	tt__say_given_back();
+	tt__err_flush();
 	tt__background_work(0);
 	tt_os_writing_end(&writing);
 }
@@ -137,7 +140,7 @@ static void tt__after_fork_in_child(void)
 		tt__mode->after_fork();
 	tt__signals_after_fork();
 	/* (its switches from the child's start, before its next event) */
-	tt__sched_thread_starts();
+	tt__sched_thread_starts(1);
 	tt__in_slow_path = 0;
 }
 
@@ -247,7 +250,7 @@ const struct tt__mode_ops *tt__mode = &tt__starting;
 __attribute__((constructor)) static void tt__constructor(void)
 {
 	tt__init();
-	tt__sched_thread_starts();
+	tt__sched_thread_starts(1);
 }
 
 static void tt__set_recording(int on)

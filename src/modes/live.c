@@ -139,6 +139,9 @@ int tt__live_start(void)
 	int err = tt__default_path(path, sizeof path);
 	if (err || !tt__live_wanted(path))
 		return err;
+	err = tt__fd_room(); /* (none below a small limit: no file made) */
+	if (err)
+		return err;
 	if (snprintf(lv->path, sizeof lv->path, "%s.live", path) >= (int)sizeof lv->path)
 		return -ENAMETOOLONG;
 	struct tt__fd_out *file = malloc(sizeof *file);

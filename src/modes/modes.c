@@ -35,11 +35,11 @@ static void tt__prepare_whole(void)
 	tt_os_writing_begin(&writing);
 	int err = tt__live_start();
 	tt_os_writing_end(&writing);
-	char path[4096];
+	char path[4096], why[160];
 	if (err)
 		fprintf(tt__err, "ticktrace: no live file %s.live (%s): a run killed by SIGKILL will "
 			"leave no trace\n", tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT,
-			strerror(-err));
+			tt__fd_why(err, why, sizeof why));
 }
 
 /* Modes stop and ring: their chunks are in the live file when there is one

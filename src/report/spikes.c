@@ -330,9 +330,12 @@ static int tt__spikes_open_log(struct tt__spikes *sp, const char *dest)
 		return err;
 	}
 	/* A new file renamed into place, as the trace: a link or a file planted
-	 * at PATH is replaced, not written through; a device or FIFO is written. */
+	 * at PATH is replaced, not written through; a device or FIFO is written.
+	 * (None made below a small limit, where none is kept.) */
 	int in_place;
-	err = tt__fd_keep(&sp->log, (struct tt_os_file){tt__open_output(path, &in_place)});
+	err = tt__fd_room();
+	if (!err)
+		err = tt__fd_keep(&sp->log, (struct tt_os_file){tt__open_output(path, &in_place)});
 	if (err)
 		return err;
 	sp->out = tt__fd_stdio(&sp->log);
@@ -376,8 +379,9 @@ void tt__spikes_start(void)
 		int err = tt__spikes_open_log(sp, dest);
 		if (err) {
 			/* (the path as made from DEST: %p, an exec'd image's or a child's name) */
+			char why[160];
 			fprintf(tt__err, "ticktrace: cannot log spikes to %s (TICKTRACE_SPIKES=%s): %s%s\n",
-				*sp->path ? sp->path : dest, dest, strerror(-err),
+				*sp->path ? sp->path : dest, dest, tt__fd_why(err, why, sizeof why),
 				snapshots ? "; snapshots are taken still" : "");
 			if (!snapshots)
 				return;

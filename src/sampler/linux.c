@@ -7,9 +7,11 @@
 
 #include "sampler/sampler.h"
 
+/* Denied, or below a small RLIMIT_NOFILE, where ticktrace keeps no descriptor in the
+ * program's table (base/fds.c: the events' would take numbers the program needs). */
 static bool perf_denied(int rc)
 {
-	return rc == -EACCES || rc == -EPERM || rc == -ENOSYS;
+	return rc == -EACCES || rc == -EPERM || rc == -ENOSYS || (rc == -EMFILE && tt__fd_room() < 0);
 }
 
 /* Use perf; where it is denied, timers (time only); a hardware source the machine

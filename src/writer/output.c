@@ -280,14 +280,15 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 	return 0;
 }
 
-/* Runs `write` on `out`, its file `fd` kept as ticktrace's (tt__fd_keep), and closes
+/* Runs `write` on `out`, its file `fd` kept as ticktrace's for the write alone
+ * (tt__fd_keep_brief: past the share, the program's table full but for it), and closes
  * it unless `named` (NULL), where it is left open for the caller to name: then the
  * kept file, which the caller closes. */
 static int tt__write_fd(struct tt__fd_out *out, int fd, tt__file_writer write, void *arg,
 			struct tt__fd *named)
 {
 	tt__fd_out_init(out);
-	int err = tt__fd_keep(&out->file, (struct tt_os_file){fd});
+	int err = tt__fd_keep_brief(&out->file, (struct tt_os_file){fd});
 	if (err)
 		return err;
 	struct tt_os_writing writing;

@@ -133,11 +133,11 @@ chdir)
 		>/dev/null 2>dir.err) && rc=0 || rc=$?
 	[ "$rc" = 0 ] && [ "$(traces "$w/rr")" = 3 ] && [ "$(traces "$w/other")" = 0 ] ||
 		{ cat "$w/dir.err" >&2; ls -R "$w" >&2; fail "-o rr/, cd between: exit $rc, $(traces "$w/rr") traces in rr/, not 3"; }
-	# The processes whose directory went (the shell, rm): counted, named, in record's
-	# own summary.
+	# The processes whose directory went (the shell, rm): counted, named, each with why
+	# its write failed, in record's own summary.
 	(cd "$w" && "$tool" record -f work_b -o gone/run.ttr -- sh -c "'$leaf'; rm -rf '$w/gone'; true" \
 		>/dev/null 2>gone.err) && rc=0 || rc=$?
-	grep -q "^ticktrace: record: 2 processes of the run could not write their traces at exit (their lines said why): $w/gone/run.ttr.[0-9]* $w/gone/run.ttr\$" \
+	grep -q "^ticktrace: record: 2 processes of the run could not write their traces at exit, the write failed (their lines said more): $w/gone/run.ttr.[0-9]* (No such file or directory) $w/gone/run.ttr (No such file or directory)\$" \
 		"$w/gone.err" || { cat "$w/gone.err" >&2; fail "a trace not written, not said in record's summary"; }
 	# The printed command, run as printed.
 	(cd "$w" && "$tool" record -f work_b -o "sp ace/" -- sh -c "'$leaf'; '$leaf'; true" >/dev/null 2>sp.err) ||
@@ -878,13 +878,29 @@ descriptors)
 	cd "$dir"
 	(ulimit -n 12 && ./m) || fail "the program fails under ulimit -n 12 untraced"
 	(ulimit -n 12 && TICKTRACE_LOG=stderr exec "$tool" record -f work_leaf -o d.ttr -- ./m) >out 2>err && rc=0 || rc=$?
-	grep -qF "ticktrace: record: ./m ran out of file descriptors (EMFILE)" err &&
+	# (the patcher's, not the program's: r43 R2 "the program ran out of file descriptors")
+	grep -qF "ticktrace: record: the patcher ran out of file descriptors (EMFILE) in ./m" err &&
 		grep -qF "raise the limit, as \`ulimit -n 1024\`" err ||
 		{ cat err >&2; fail "running out of descriptors not said to record's user"; }
-	grep -qF "ticktrace: the program ran out of file descriptors (EMFILE: ulimit -n is 12)" err ||
+	grep -qF "ticktrace: the patcher ran out of file descriptors (EMFILE: ulimit -n is 12)" err ||
 		{ cat err >&2; fail "running out of descriptors not said by the patcher"; }
 	! grep -qF "ended before the -f patterns" err || { cat err >&2; fail "said the program ended first"; }
 	[ "$rc" = 0 ] || { cat err >&2; fail "record exits $rc, not the program's 0"; }
+	# Its lines in the log beside the trace, where record puts them, though the
+	# patcher's files filled the table as it said them: held, and written once a
+	# descriptor could be had (before: "cannot write its log ... (Too many open files):
+	# its lines go to stderr", the program's)
+	(ulimit -n 12 && exec "$tool" record -f work_leaf -o h.ttr -- ./m) >out 2>err || true
+	! grep -q "cannot write its log\|the patcher ran out of file descriptors (EMFILE: ulimit" err &&
+		grep -qF "ticktrace: the patcher ran out of file descriptors (EMFILE: ulimit -n is 12)" h.ttr.log ||
+		{ cat err h.ttr.log >&2; fail "the patcher's lines not in the log beside the trace"; }
+	# At 16 the patcher's modules' files fill the table too, but the threads were
+	# counted before it read them: what it read is patched (before: "nothing patched:
+	# the program's threads cannot be counted (/proc/self/task: Too many open files)")
+	(ulimit -n 16 && exec "$tool" record -f work_leaf -o e.ttr -- ./m) >out 2>err ||
+		{ cat err >&2; fail "record at ulimit -n 16 failed"; }
+	"$tool" report -q e.ttr >report 2>&1 && grep -q "^ *work_leaf " report ||
+		{ cat err e.ttr.log report >&2; fail "work_leaf not patched at ulimit -n 16"; }
 	# No trace written at all (the directory gone): said and counted, and the status is
 	# still the program's (r43 R3: exit 1 though the program exited 0)
 	mkdir gone

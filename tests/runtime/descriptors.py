@@ -15,7 +15,8 @@ check and before its call (the one system call's window that the dup2 case hit b
 chance, 1 run in 30 to 60): the program's files as in a plain run, the trace whole.
 
 `descriptors_prog profile`: the same (closefrom) with a self-profile (perf, every
-thread) started before and closed after: its files as the plain closefrom run's.
+thread) started before and closed after: its files as the plain closefrom run's; at
+ulimit -n 16 (below a small limit) by its timers, its files as well.
 
 `descriptors_prog limit`: threads that record (more than a user's locked memory holds
 perf rings for), then as many of 57 files as the program can open, under a soft
@@ -30,6 +31,9 @@ open for appending, has them there, as its stderr.
 `descriptors_prog full`: a program that returns from main holding every descriptor its
 limit allows (it leaks them) gets its trace, with both its scopes, in every mode and
 under `record`; its snapshots too.
+`descriptors_prog full` at ulimit -n 6, 7, 8, 12, 16 and 64, every mode and record,
+its stderr a file: it holds as many as in a plain run below 32 (three quarters of its
+limit at 64), its trace is written, what ticktrace gave up said with the limit.
 `descriptors_prog closes`: the spike log (TICKTRACE_SPIKES, a file) of a program that
 closes its descriptors between two spikes holds both, whole, nothing said lost.
 Usage: descriptors.py PROG TICKTRACE STDIO_PROG"""
@@ -52,9 +56,10 @@ WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and af
 LOSS_SAID = "the program closed the"
 
 
-def run(args, workdir, settings, limit=None, nobody=False):
+def run(args, workdir, settings, limit=None, nobody=False, err_file=None):
     """PROG ARGS in workdir: with ticktrace's `settings`, under `record` (None), or
-    plain ({"TICKTRACE": "0"})."""
+    plain ({"TICKTRACE": "0"}); its stderr into `err_file` (a file, which ticktrace
+    keeps a copy of where it keeps any), else captured (a pipe)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
     env["TICKTRACE_OUT"] = os.path.join(workdir, "run-%p.ttr")
     cmd = [PROG] + args
@@ -77,8 +82,14 @@ def run(args, workdir, settings, limit=None, nobody=False):
             os.setgroups([])
             os.setgid(user.pw_gid)
             os.setuid(user.pw_uid)
-    return subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True, timeout=120,
-                          preexec_fn=lower_limit)
+    if err_file is None:
+        return subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True, timeout=120,
+                              preexec_fn=lower_limit)
+    with open(err_file, "w") as err:
+        p = subprocess.run(cmd, env=env, cwd=workdir, stdout=subprocess.PIPE, stderr=err, text=True,
+                           timeout=120, preexec_fn=lower_limit)
+    p.stderr = open(err_file).read()
+    return p
 
 
 def own_files(workdir):
@@ -130,6 +141,16 @@ def profile(tmp, plain):
     check(got == plain, "profile: the program's files differ from a plain run's: %s"
           % [(name, got.get(name, b"")[:80], plain[name][:80]) for name in plain if got.get(name) != plain[name]][:1])
     print("profile: the program's files as in a plain run (%s)" % " ".join(p.stdout.split()))
+    # Below a small limit (fds.c: 32) the profile's perf events would take the
+    # program's numbers: it samples by its timers instead (before: tt_profile_create
+    # failed, EMFILE).
+    workdir = tempfile.mkdtemp(dir=tmp)
+    p = run(["profile", workdir], workdir, {"TICKTRACE_MODE": "stop"}, limit=16)
+    check(p.returncode == 0 and p.stdout.startswith("profile timer") and "written" in p.stdout and
+          own_files(workdir) == plain,
+          "profile at ulimit -n 16: by its timers, the program's files as in a plain run: exit %d, %r: %s"
+          % (p.returncode, p.stdout, p.stderr))
+    print("profile at ulimit -n 16: %s" % " ".join(p.stdout.split()))
 
 
 def limit(tmp):
@@ -189,6 +210,75 @@ def full(tmp):
         print("full, %s: %s, its trace whole" % (what, p.stdout.strip()))
 
 
+def few(tmp):
+    """Below a small limit (src/base/fds.c: 32) ticktrace keeps none of the program's
+    descriptors while it runs: a program that opens files up to its limit and returns
+    from main holding them all gets as many as in a plain run, at ulimit -n 6 (xz -T2
+    failed traced there, r43 R2: the copy of stderr ticktrace kept took the number its
+    input needed), 7, 8, 12 and 16 (its trace lost: the files ticktrace kept used the
+    share, and the write at exit found none), in every mode and under record, its
+    stderr a file (which ticktrace keeps a copy of where it may); its trace is written,
+    with both its scopes, and what ticktrace gave up is said once with the limit. At 64
+    ticktrace keeps its files within its quarter: the program gets its three quarters
+    at least, and its trace."""
+    for limit in (6, 7, 8, 12, 16, 64):
+        workdir = tempfile.mkdtemp(dir=tmp)
+        plain = run(["full", workdir], workdir, {"TICKTRACE": "0"}, limit=limit,
+                    err_file=os.path.join(workdir, "err"))
+        check(plain.returncode == 0, "limit %d, plain: exit %d: %s" % (limit, plain.returncode, plain.stderr))
+        held = int(plain.stdout.split()[1]) if plain.stdout.startswith("held ") else -1
+        for what, settings in SETTINGS:
+            workdir = tempfile.mkdtemp(dir=tmp)
+            p = run(["full", workdir], workdir, settings, limit=limit, err_file=os.path.join(workdir, "err"))
+            name = "ulimit -n %d, %s" % (limit, what)
+            got = int(p.stdout.split()[1]) if p.stdout.startswith("held ") else -1
+            check(p.returncode == 0 and (got == held if limit < 32 else got >= limit * 3 // 4 - 3),
+                  "%s: the program held %d, %d in a plain run (exit %d): %s"
+                  % (name, got, held, p.returncode, p.stderr))
+            traces = glob.glob(os.path.join(workdir, "run*.ttr"))
+            said = p.stderr + "".join(open(log).read() for log in glob.glob(os.path.join(workdir, "*.log")))
+            scopes = ""
+            if len(traces) == 1:
+                scopes = subprocess.run([TOOL, "report", "-q", traces[0]], capture_output=True, text=True,
+                                        timeout=60).stdout
+            check(all(re.search(r"^ *%s " % scope, scopes, re.M) for scope in ("before", "after")) and
+                  "could not write" not in said and "left by _exit" not in said,
+                  "%s: the trace, with both scopes: %s: %s; report: %s" % (name, traces, said, scopes))
+            # (the copy of stderr, and record's live file, given up: each said once)
+            gave = re.findall(r"^ticktrace: no (copy of stderr kept|live file \S+) \(ulimit -n is %d: below "
+                              r"32, ticktrace keeps no descriptor in the program's table while it runs\)"
+                              % limit, said, re.M)
+            wanted = ["copy of stderr kept"] + (["live"] if settings is None or "TICKTRACE_LIVE" in settings
+                                                else [])
+            check(limit >= 32 and not gave or
+                  limit < 32 and [g.split()[0] for g in gave] == [w.split()[0] for w in wanted],
+                  "%s: what ticktrace gave up, said once with the limit: %s: %s" % (name, gave, said))
+            print("%s: held %d as in a plain run (%d), the trace whole%s"
+                  % (name, got, held, "; gave up: %s" % ", ".join(gave) if gave else ""))
+
+
+def few_threads(tmp):
+    """Below a small limit a thread that starts takes no descriptor of the program's,
+    even for a moment (its perf event for its states, its counters' file): tt-sched asks
+    for its states at its first event, in its own table, and the exit counts them, with
+    the limit (before: each asked in the program's table as it started, beside the
+    program's own opens)."""
+    workdir = tempfile.mkdtemp(dir=tmp)
+    plain = run(["limit", workdir], workdir, {"TICKTRACE": "0"}, limit=12)
+    workdir = tempfile.mkdtemp(dir=tmp)
+    p = run(["limit", workdir], workdir, {"TICKTRACE_MODE": "stop"}, limit=12)
+    said = re.search(r"ticktrace: (\d+) threads had their thread states asked for by tt-sched, in its own "
+                     r"table, at their first event rather than as they started .*ulimit -n is 12: below 32",
+                     p.stderr)
+    # (each asked so has them: none said to have gone without, as before the ask was
+    # counted as a refusal)
+    check(p.returncode == 0 and p.stdout == plain.stdout and said and int(said.group(1)) >= 16 and
+          "had no thread states" not in p.stderr,
+          "ulimit -n 12, threads: %r as in a plain run (%r), the threads' states asked by tt-sched said: %s"
+          % (p.stdout, plain.stdout, p.stderr))
+    print("ulimit -n 12, threads: %s as in a plain run; %s" % (p.stdout.strip(), said.group(0) if said else ""))
+
+
 def spike_log(tmp):
     workdir = tempfile.mkdtemp(dir=tmp)
     log = os.path.join(workdir, "spikes.jsonl")
@@ -199,6 +289,14 @@ def spike_log(tmp):
           "spike log of a program that closes its descriptors: exit %d, %r: %s"
           % (p.returncode, text, p.stderr))
     print("spike log: both spikes whole across the program's close_range")
+    # Below a small limit none is made (a descriptor kept all run): said with the limit.
+    workdir = tempfile.mkdtemp(dir=tmp)
+    log = os.path.join(workdir, "spikes.jsonl")
+    p = run(["closes", workdir], workdir, {"TICKTRACE_SPIKES": log, "TICKTRACE_SPIKE_THRESHOLD": "1ms"}, limit=8)
+    check(p.returncode == 0 and not os.path.exists(log) and
+          "cannot log spikes to %s (TICKTRACE_SPIKES=%s): ulimit -n is 8: below 32" % (log, log) in p.stderr,
+          "spike log at ulimit -n 8: none, said with the limit: exit %d: %s" % (p.returncode, p.stderr))
+    print("spike log at ulimit -n 8: none, said")
 
 
 def stdio(tmp):
@@ -256,6 +354,8 @@ def main():
                   loss_allowed=False)
         limit(tmp)
         full(tmp)
+        few(tmp)
+        few_threads(tmp)
         spike_log(tmp)
         stdio(tmp)
     sys.exit(verdict())

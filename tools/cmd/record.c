@@ -405,11 +405,14 @@ static bool tt_rec_live_header(const char *path, struct tt_file_header *h)
 	return read;
 }
 
-/* The process that keeps the live file at `path`, as its header names it; 0 unknown. */
-static pid_t tt_rec_live_pid(const char *path)
+/* The process that keeps the live file at `path`, as its header names it; 0 unknown.
+ * `exited`: it returned, but its trace could not be written (TT_FILE_LIVE_EXITED). */
+static pid_t tt_rec_live_pid(const char *path, bool *exited)
 {
 	struct tt_file_header h;
-	return tt_rec_live_header(path, &h) && h.pid > 0 ? (pid_t)h.pid : 0;
+	bool read = tt_rec_live_header(path, &h);
+	*exited = read && (h.flags & TT_FILE_LIVE_EXITED);
+	return read && h.pid > 0 ? (pid_t)h.pid : 0;
 }
 
 /* Whether the live file at `path` holds nothing: its process, gone, was stopped as it
@@ -487,8 +490,11 @@ static void tt_rec_files(const char *list, struct tt_rec_listed *l)
 		struct stat st;
 		size_t tag = strlen(TT_LIST_LOG);
 		if (strncmp(line, TT_LIST_LOST, strlen(TT_LIST_LOST)) == 0) {
-			char **more = realloc(l->lost, (l->nlost + 1) * sizeof *more);
-			if (more && (more[l->nlost] = strdup(line + strlen(TT_LIST_LOST))))
+			/* (ERRNO PATH: kept as "PATH (why)") */
+			char *path, **more = realloc(l->lost, (l->nlost + 1) * sizeof *more);
+			long err = strtol(line + strlen(TT_LIST_LOST), &path, 10);
+			path += *path == ' ';
+			if (more && asprintf(&more[l->nlost], "%s (%s)", path, strerror((int)err)) >= 0)
 				l->nlost++;
 			l->lost = more ? more : l->lost;
 			continue;
@@ -603,7 +609,7 @@ static void tt_rec_say_missing(const char *out, const struct tt_rec_listed *l)
 	if (!l->nlost)
 		return;
 	fprintf(stderr, "ticktrace: record: %zu process%s of the run could not write %s at "
-		"exit (%s said why):", l->nlost, l->nlost == 1 ? "" : "es", l->nlost == 1 ? "its trace" : "their traces",
+		"exit, the write failed (%s said more):", l->nlost, l->nlost == 1 ? "" : "es", l->nlost == 1 ? "its trace" : "their traces",
 		l->nlost == 1 ? "its line" : "their lines");
 	for (size_t i = 0; i < l->nlost && i < TT_REC_NAMED; i++)
 		fprintf(stderr, " %s", l->lost[i]);
@@ -751,11 +757,14 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	else
 		fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
 			"one file each:" : "");
-	size_t killed = 0, running = 0, left = 0;
+	size_t killed = 0, running = 0, left = 0, unwritten = 0;
 	for (size_t i = 0; i < nfiles; i++) {
 		size_t n = strlen(files[i]);
-		pid_t pid = n > 5 && strcmp(files[i] + n - 5, ".live") == 0 ? tt_rec_live_pid(files[i]) : -1;
-		if (pid >= 0 && program && pid == program)
+		bool exited = false;
+		pid_t pid = n > 5 && strcmp(files[i] + n - 5, ".live") == 0 ? tt_rec_live_pid(files[i], &exited) : -1;
+		if (pid >= 0 && exited)
+			unwritten++;
+		else if (pid >= 0 && program && pid == program)
 			left++;
 		else if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
 			running++;
@@ -769,6 +778,9 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	if (left)
 		fprintf(stderr, " (.live: %s left by _exit before its trace was written (10 s at most: "
 			"ticktrace(7), PROCESSES): its buffers hold what it recorded)", o->argv[0]);
+	if (unwritten)
+		fprintf(stderr, " (%zu .live of a process that exited but could not write its trace, as "
+			"said below: its buffers hold what it recorded)", unwritten);
 	if (killed)
 		fprintf(stderr, " (%zu .live: the buffers of a process that wrote no trace: killed, or it could not)",
 			killed);
@@ -1040,10 +1052,10 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	getrlimit(RLIMIT_NOFILE, &nofile); /* (the program's: record's own, inherited) */
 	if (o->npatterns && access(emfile, F_OK) == 0) {
 		/* the program ran: its own status stands */
-		fprintf(stderr, "ticktrace: record: %s ran out of file descriptors (EMFILE) before "
-			"the -f patterns could be matched against all its functions and patched (ulimit "
-			"-n is %llu; the patcher holds one for each module it reads): its calls may be "
-			"missing; raise the limit, as `ulimit -n 1024`\n", o->argv[0],
+		fprintf(stderr, "ticktrace: record: the patcher ran out of file descriptors (EMFILE) in "
+			"%s before the -f patterns could be matched against all its functions and patched "
+			"(ulimit -n is %llu; the patcher holds one for each module it reads, the program "
+			"none of them): its calls may be missing; raise the limit, as `ulimit -n 1024`\n", o->argv[0],
 			(unsigned long long)nofile.rlim_cur);
 	} else if (o->npatterns && access(matched, F_OK) != 0) {
 		/* (recording off: the patterns were never matched, and the missing trace is said) */
