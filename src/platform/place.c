@@ -163,7 +163,9 @@ static int tt_os_place_numbered(struct tt_os_new_file *made, char *path, size_t 
 	char name[4096];
 	snprintf(name, sizeof name, "%s", path);
 	int err = -EEXIST;
-	for (unsigned n = 0; err == -EEXIST && n <= TT_OS_NUMBERED_MAX; n++) {
+	/* (-EBUSY: this process's own there, which Windows cannot replace while another
+	 * has it open: the next number, as for another's) */
+	for (unsigned n = 0; (err == -EEXIST || err == -EBUSY) && n <= TT_OS_NUMBERED_MAX; n++) {
 		if (tt_os_numbered(name, path, size, n) < 0)
 			return -ENAMETOOLONG;
 		err = tt_os_file_link(made, path);
