@@ -59,6 +59,50 @@ int tt_os_out_dir(const char *given, const char *there, const char *name, char *
 	return err ? err : 1;
 }
 
+void tt_os_said_kept(char *said, size_t size, const char *first, const char *path, int older)
+{
+	snprintf(said, size,
+		 older ? "ticktrace: %s: a file of a run before this one is there (its process had this pid, "
+			 "which the system gave again), kept: this one's is %s\n"
+		       : "ticktrace: %s: a process with this pid (the system gave it again) put its trace "
+			 "there since this one started, kept: this one's is %s\n",
+		 first, path);
+}
+
+int tt_os_name_is(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+#ifdef _WIN32
+	const char *back = strrchr(path, '\\');
+	base = back > base ? back : base;
+#endif
+	return strcmp(base ? base + 1 : path, name) == 0;
+}
+
+int tt_os_numbered(const char *name, char *path, size_t size, unsigned n)
+{
+	char tag[16];
+	snprintf(tag, sizeof tag, "-%u", n);
+	if (snprintf(path, size, "%s", name) >= (int)size)
+		return -ENAMETOOLONG;
+	return n ? tt_os_name_tag(path, size, tag) : 0;
+}
+
+int tt_os_out_free(const char *path)
+{
+	char name[4096], live[4096 + 8];
+	struct tt_os_file_stamp stamp;
+	for (unsigned n = 0; n <= TT_OS_NUMBERED_MAX; n++) {
+		int err = tt_os_numbered(path, name, sizeof name, n);
+		if (err < 0)
+			return err;
+		snprintf(live, sizeof live, "%s.live", name);
+		if (tt_os_path_stamp(name, &stamp) == -ENOENT && tt_os_path_stamp(live, &stamp) == -ENOENT)
+			return (int)n;
+	}
+	return 0; /* (every number taken: the exit's numbering says where it went) */
+}
+
 /* `path` with this process's pid before its extension: beside a file of its name. */
 static int tt_os_pid_tag(char *path, size_t size)
 {
@@ -84,12 +128,12 @@ static int tt_os_same_stamp(const struct tt_os_file_stamp *a, const struct tt_os
 	return (a->dev || a->ino) && a->dev == b->dev && a->ino == b->ino && a->written_ns == b->written_ns;
 }
 
-/* Whether a file found at the run's name is the process's own, the one there as the
- * run began, or older than the run. */
+/* Whether a file found at the run's name is the process's own, or (a name given, not
+ * `keep`) the one there as the run began, or older than the run. */
 static int tt_os_older_or_ours(const struct tt_os_file_stamp *there, const struct tt_os_run_file *run)
 {
-	return tt_os_same_stamp(there, &run->placed) || tt_os_same_stamp(there, &run->before) ||
-	       there->written_ns < run->since_ns;
+	return tt_os_same_stamp(there, &run->placed) ||
+	       (!run->keep && (tt_os_same_stamp(there, &run->before) || there->written_ns < run->since_ns));
 }
 
 /* Whether the file at `path` may be replaced, held in `held` (handle -1: none) where
@@ -103,22 +147,54 @@ static int tt_os_replaceable(const char *path, const struct tt_os_run_file *run,
 	int err = tt_os_file_open_held(path, held);
 	if (err) {
 		held->handle = -1; /* (nothing left open) */
-		return err == -ELOOP ||
+		return (err == -ELOOP && !run->keep) ||
 		       (err == -EACCES && tt_os_path_stamp(path, &there) == 0 && tt_os_older_or_ours(&there, run));
 	}
 	return tt_os_file_stamp(held, &there) == 0 && tt_os_path_stamp(path, &now) == 0 &&
 	       now.ino == there.ino && now.dev == there.dev && tt_os_older_or_ours(&there, run);
 }
 
+/* Where nothing is, or over this process's own file, at `path` or else at its next
+ * number: `path`-1, -2... before the extension (`path` rewritten), each name taken in
+ * one step (a link where nothing is: never one another process took meanwhile). 0 or
+ * -errno. */
+static int tt_os_place_numbered(struct tt_os_new_file *made, char *path, size_t size, struct tt_os_run_file *run)
+{
+	char name[4096];
+	snprintf(name, sizeof name, "%s", path);
+	int err = -EEXIST;
+	/* (-EBUSY: this process's own there, which Windows cannot replace while another
+	 * has it open: the next number, as for another's) */
+	for (unsigned n = 0; (err == -EEXIST || err == -EBUSY) && n <= TT_OS_NUMBERED_MAX; n++) {
+		if (tt_os_numbered(name, path, size, n) < 0)
+			return -ENAMETOOLONG;
+		err = tt_os_file_link(made, path);
+		struct tt_os_file held;
+		if (err == -EEXIST && tt_os_replaceable(path, run, &held))
+			err = tt_os_file_replace(made, path, held.handle == -1 ? NULL : &held);
+		else if (err == -EEXIST && held.handle != -1)
+			tt_os_file_close(&held);
+	}
+	return err;
+}
+
 int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struct tt_os_run_file *run,
 		     int pid_named, char *said, size_t said_size)
 {
-	struct tt_os_file_stamp mine;
+	struct tt_os_file_stamp mine, there;
 	said[0] = 0;
 	int err = tt_os_path_stamp(made->tmp, &mine);
 	if (!err)
 		err = tt_os_file_link(made, path);
-	if (err == -EEXIST) {
+	if (err == -EEXIST && run->keep) {
+		/* (the default name: another run's file, its pid given again, is kept) */
+		int older = tt_os_path_stamp(path, &there) == 0 && there.written_ns < run->since_ns;
+		char first[4096];
+		snprintf(first, sizeof first, "%s", path);
+		err = tt_os_place_numbered(made, path, size, run);
+		if (!err && strcmp(first, path) != 0)
+			tt_os_said_kept(said, said_size, first, path, older);
+	} else if (err == -EEXIST) {
 		struct tt_os_file held;
 		err = -EEXIST;
 		if (tt_os_replaceable(path, run, &held))

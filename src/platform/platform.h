@@ -361,10 +361,16 @@ int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_
 struct tt_os_run_file {
 	int64_t since_ns;
 	struct tt_os_file_stamp before, placed;
+	/* The default name (ticktrace-%p.ttr): a pid repeats (Wine's first process is 32
+	 * with each new wineserver, a container's 1, Linux's after wrap-around), so a file
+	 * there not this process's own is another run's, never replaced, whatever its age:
+	 * this one's goes at the next free number, `path`-N (tt_os_numbered). */
+	int keep;
 };
 /* The run's file, complete (or a stream's, held while it is written) under made->tmp,
  * put at `path`: where nothing is; over a file there from before the run began, or
- * this process's own, or a link; else beside it, the pid before the extension (`path`
+ * this process's own, or a link (with run->keep: this process's own alone; else the
+ * next free number, `path`-N, said); else beside it, the pid before the extension (`path`
  * rewritten), with what to say of it in `said` (a line, "" where it went to `path`:
  * `pid_named`, a name with the pid in it, says the system gave the pid again). The file
  * at `path` is held while it is judged and replaced: two that end at once never both
@@ -382,6 +388,21 @@ int tt_os_live_place(char *path, size_t size, struct tt_os_file *file, char *sai
 /* `tag` put before the file name's extension in `path` (at its end without one): 0,
  * or -ENAMETOOLONG. */
 int tt_os_name_tag(char *path, size_t size, const char *tag);
+/* Whether the file name in `path` (after its last separator) is `name`. */
+int tt_os_name_is(const char *path, const char *name);
+/* `name` numbered `n` into `path`: "-N" before its extension (n 0: `name` itself), as
+ * a run's file at the default name is where another run's of the same pid is there
+ * (run->keep). 0 or -ENAMETOOLONG. */
+#define TT_OS_NUMBERED_MAX 9999
+int tt_os_numbered(const char *name, char *path, size_t size, unsigned n);
+/* The first number (0: `path` itself) at which neither a file nor a live file
+ * (NAME.live) is there, as a run at the default name begins: its live file and its
+ * trace then have one name, not another run's. A guess (the exit's placing takes its
+ * name in one step, tt_os_file_place); -ENAMETOOLONG. */
+int tt_os_out_free(const char *path);
+/* The line that says the run's file went to `path`, numbered, not at `first`, where
+ * another run's is kept (`older`: from before this run began). */
+void tt_os_said_kept(char *said, size_t size, const char *first, const char *path, int older);
 
 /* Which file a file opened is, so that a caller keeping one of its own in a process
  * that is the program's can tell it is still its own (Linux: the program may close

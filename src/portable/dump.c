@@ -402,9 +402,12 @@ int tt__place_run(struct tt_os_new_file *made, char *path, size_t size)
 	int pid_named = tt__out_pid_named();
 	tt__placed.before = tt__run.out_before;
 	tt__placed.since_ns = tt__run.out_since_ns;
+	tt__placed.keep = tt__out_keep();
 	int rc = tt_os_file_place(made, path, size, &tt__placed, pid_named, said, sizeof said);
 	if (!rc && said[0])
 		fputs(said, stderr);
+	else if (!rc && tt__placed.keep)
+		tt__out_say_numbered(path);
 	return rc;
 }
 

@@ -205,6 +205,11 @@ void tt__threads_end(void);
  * name's, or .PID apart): another file there of that name was a process's the
  * system gave the same pid. */
 int tt__out_pid_named(void);
+/* Whether the run's file has the default name (ticktrace-%p.ttr: tt_os_run_file's
+ * `keep`), and the line that says where it went where it was numbered as the process
+ * began (another run's file of its pid there), said once. */
+int tt__out_keep(void);
+void tt__out_say_numbered(const char *path);
 /* live.c: TICKTRACE_LIVE=1 (modes stop and ring): the chunks a shared mapping of
  * the file `path` (TICKTRACE_OUT.live), which outlives a process TerminateProcess
  * ends, from TT__LIVE_CHUNKS_AT on (tt__run.live_file: record.c maps them,

@@ -58,6 +58,34 @@ static void tt__resolve_pattern(char *cwd, size_t size)
 		name = in > 0 ? in_dir : in < 0 ? TT_OUT_DEFAULT : name;
 	}
 	tt_in_dir(name, cwd, tt__out_pattern, sizeof tt__out_pattern);
+	tt__placed.keep = tt_os_name_is(tt__out_pattern, TT_OUT_DEFAULT);
+}
+
+/* The number this process's file at the default name takes (tt_os_out_free), chosen
+ * as it first names it (at start; a forked child's, as it first names its own): where
+ * another run's of the same pid is there, the live file and the trace named apart
+ * from it alike. Kept for the pid and image it was chosen in. */
+static struct {
+	long pid;
+	unsigned image;
+	int n;
+} tt__out_number = {.pid = -1};
+
+/* The run's file: the pattern expanded (tt__expand_path), numbered at the default name. */
+static int tt__out_path(char *buf, size_t size)
+{
+	int err = tt__expand_path(tt__out_pattern, buf, size);
+	if (err || !tt__placed.keep || tt__output_in_place(buf))
+		return err;
+	if (tt__out_number.pid != (long)getpid() || tt__out_number.image != tt__exec_image) {
+		int n = tt_os_out_free(buf);
+		tt__out_number.n = n > 0 ? n : 0;
+		tt__out_number.image = tt__exec_image;
+		tt__out_number.pid = (long)getpid();
+	}
+	char name[4096];
+	snprintf(name, sizeof name, "%s", buf);
+	return tt_os_numbered(name, buf, size, (unsigned)tt__out_number.n);
 }
 
 /* What the image this process exec'd from told (TT_ENV_EXEC_IMAGE, "PID:N:APART:
@@ -127,7 +155,7 @@ void tt__resolve_out(void)
 	/* The file at the run's name now, then the start on the files' clock: a file
 	 * stamped in the start's tick is older only where it was there at the start. */
 	char path[4096];
-	if (tt__expand_path(tt__out_pattern, path, sizeof path) != 0 || tt_os_path_stamp(path, &tt__placed.before) != 0)
+	if (tt__out_path(path, sizeof path) != 0 || tt_os_path_stamp(path, &tt__placed.before) != 0)
 		tt__placed.before = (struct tt_os_file_stamp){0};
 	int64_t since = tt_os_file_clock_ns();
 	tt__out_since = (struct timespec){.tv_sec = (time_t)(since / 1000000000), .tv_nsec = since % 1000000000};
@@ -151,7 +179,7 @@ void tt__resolve_out(void)
 	if (!tt__out_apart && !tt__forked)
 		tt__export_first();
 	if (tt__out_refused[0] && !tt__out_apart && !tt__forked && !tt__exec_image &&
-	    tt__expand_path(tt__out_pattern, path, sizeof path) == 0) {
+	    tt__out_path(path, sizeof path) == 0) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s names the directory %s: the trace is written "
 			"at %s, the default name, instead\n", tt__out_given, tt__out_refused, path);
 		tt__list_tagged(TT_LIST_REFUSED, tt__out_refused);
@@ -167,7 +195,7 @@ int tt__default_path(char *buf, size_t size)
 		char cwd[4096];
 		tt__resolve_pattern(cwd, sizeof cwd);
 	}
-	return tt__expand_path(tt__out_pattern, buf, size);
+	return tt__out_path(buf, size);
 }
 
 void tt__check_out(void)
@@ -378,6 +406,20 @@ int tt__create_new(const char *path)
 	return (int)file.handle;
 }
 
+/* Says where the run's file went where its number was chosen as the process began
+ * (tt__out_path: another run's file was there then), once for the process. */
+static void tt__say_numbered(const char *path)
+{
+	static long said_in = -1;
+	char first[4096], line[2 * 4096 + 256];
+	if (!tt__placed.keep || tt__out_number.n <= 0 || tt__out_number.pid != (long)getpid() ||
+	    said_in == (long)getpid() || tt__expand_path(tt__out_pattern, first, sizeof first) != 0)
+		return;
+	said_in = (long)getpid();
+	tt_os_said_kept(line, sizeof line, first, path, 1);
+	fputs(line, tt__err);
+}
+
 /* The run's own file, under the name `tmp` (complete, or a stream's), put at `path`
  * by the platform's rule (tt_os_file_place: beside another process's, with the pid,
  * and said). 0 or -errno; `path` is where the file is. */
@@ -391,6 +433,8 @@ static int tt__place_run_file(struct tt_os_new_file *made, char *path, size_t si
 	int err = tt_os_file_place(made, path, size, &tt__placed, pid_named, said, sizeof said);
 	if (!err && said[0])
 		fputs(said, tt__err);
+	else if (!err)
+		tt__say_numbered(path);
 	return err;
 }
 
@@ -419,8 +463,10 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 		err = first(out, arg);
 	if (!err && unnamed)
 		err = tt_os_file_name(&kept->file, path, &made);
-	if (!err && unnamed && !made.tmp[0]) /* (named at once) */
+	if (!err && unnamed && !made.tmp[0]) { /* (named at once) */
 		tt_os_file_stamp(&kept->file, &tt__placed.placed);
+		tt__say_numbered(path);
+	}
 	if (!err && made.tmp[0])
 		err = tt__place_run_file(&made, path, size);
 	if (err) {
@@ -460,8 +506,10 @@ static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer wr
 	/* (Named through /proc/thread-self/fd/N: only while N is still the file written.) */
 	if (!err && unnamed)
 		err = tt__fd_ours(&kept) ? tt_os_file_name(&kept.file, path, &made) : -EBADF;
-	if (!err && unnamed && !made.tmp[0] && run_size) /* (named at once) */
+	if (!err && unnamed && !made.tmp[0] && run_size) { /* (named at once) */
 		tt_os_file_stamp(&kept.file, &tt__placed.placed);
+		tt__say_numbered(path);
+	}
 	int closed = tt__fd_close(&kept);
 	if (!err)
 		err = closed;

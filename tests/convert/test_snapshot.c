@@ -353,7 +353,8 @@ static void test_convert_mark_in_gap(void **state)
 }
 
 /* What the runtime may write at the edges: a window from TSC 0 (BEFORE longer than
- * the machine's uptime) to long after the run (it exited first), a cut whose start
+ * the machine's uptime) to long after the run (it exited first), said by info from
+ * the run's start to its end, a cut whose start
  * the ring forgot (lost_from_tsc 0: at least that many), a trigger called by a
  * thread that never recorded (said in a warning: no thread to mark it on). */
 static void test_edges(void **state)
@@ -372,7 +373,10 @@ static void test_edges(void **state)
 	TT_RUN(&r, "info", fx->in);
 	assert_int_equal(r.status, 0);
 	assert_has(r.out, "  snapshot: number 4, of a trigger: \"off\" on a thread that never recorded, "
-			  "tt_trigger called at 0.000064000 s\n    window: -0.000001000 s .. ");
+			  "tt_trigger called at 0.000064000 s\n    window: 0.000000000 s .. ");
+	/* (from the run's start, to its end: r43 R8, a window printed from before the run) */
+	assert_has(r.out, "; from the run's start: the window asked began 1.000 us before it; to the run's end: "
+			  "the window asked ended ");
 	assert_has(r.out, "    window cut: tid 102 (worker): at least 1234 events overwritten from before "
 			  "the ring remembers to 0.000049000 s\n");
 	free(r.out);

@@ -53,6 +53,8 @@
 #   many       a run of 21 processes: record's summary names 16 files, counts them,
 #              and gives a pattern of the shell's for them all (said where it names
 #              another run's file too), which its suggested command takes;
+#   images     a program killed, or whose trace could not be written, named by its last
+#              image (sleep, not the env that exec'd it), and every .live named counted;
 #   daemon     a program that forks twice (its child works 200 ms, forks the daemon and
 #              exits): record names the daemon's live file, not the middle process's,
 #              which becomes its trace (RECHECK39 F10: the middle one's named, the
@@ -910,6 +912,41 @@ descriptors)
 	[ "$rc" = 0 ] || { cat err >&2; fail "no trace written: record exits $rc, not the program's 0"; }
 	no_leftovers
 	echo "descriptors: EMFILE said, the program's exit status kept"
+	;;
+images)
+	# A program killed, and one whose trace could not be written, named by the image
+	# that ran last in their process, from its file (r43 R8: "env was killed by signal 9"
+	# for sleep, "bash left by _exit" for the image bash exec'd), and the .live files
+	# the summary names counted in all (it said "1 .live" after naming two).
+	cd "$dir"
+	printf '#include <sys/resource.h>\nint main(void) { struct rlimit r = {1, RLIM_INFINITY}; return setrlimit(RLIMIT_FSIZE, &r); }\n' >full.c
+	"$cc" -O1 -o "$dir/fullexit" full.c
+	"$tool" record -o k.ttr -- env sleep 60 >out 2>err & rec=$!
+	prog=
+	for _ in $(seq 600); do
+		prog=$(children "$rec") && "$tool" info k.exec1.ttr.live >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	"$tool" info k.exec1.ttr.live >/dev/null || fail "sleep not started under record in 60 s: $(ls)"
+	kill -9 "$prog"
+	wait "$rec" || true
+	grep -qF "ticktrace: record: sleep was killed by signal 9" err || { cat err >&2; fail "the killed program not named sleep"; }
+	"$tool" record -o l.ttr -- bash -c 'sleep 60 & echo $! > sp; while [ ! -e go ]; do sleep 0.05; done; exec ./fullexit' >out 2>err & rec=$!
+	# (killed once its live file is readable: one stopped before is removed, said)
+	for _ in $(seq 600); do
+		[ -s sp ] && "$tool" info "l.exec1.ttr.$(cat sp).live" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	"$tool" info "l.exec1.ttr.$(cat sp).live" >/dev/null || fail "the background sleep not started in 60 s: $(ls)"
+	kill -9 "$(cat sp)"
+	: > go
+	wait "$rec" || true
+	summary=$(grep "ticktrace: recorded" err) || { cat err >&2; fail "no summary"; }
+	named=$(echo "$summary" | sed 's/; see .*//' | tr ' ' '\n' | grep -c '\.live$' || true)
+	counted=$(echo "$summary" | grep -o '([0-9]* \.live' | tr -dc '0-9\n' | awk '{n += $1} END {print n + 0}')
+	[ "$named" = 2 ] && [ "$counted" = 2 ] || { cat err >&2; fail "$named .live named, $counted counted"; }
+	! grep -q "bash's, left by _exit\|bash left by _exit" err || { cat err >&2; fail "fullexit's .live said bash's"; }
+	echo "images: the killed program named sleep, not env; two .live named, two counted"
 	;;
 *) fail "no case $case_" ;;
 esac

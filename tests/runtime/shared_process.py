@@ -271,6 +271,13 @@ def default_name(pid):
     return f"ticktrace-{pid}.ttr"
 
 
+def numbered(path):
+    """Where a run's file at the default name goes where another run's is there, kept
+    (its pid repeated): the first free number before the extension (r43 R5)."""
+    base, ext = os.path.splitext(path)
+    return f"{base}-1{ext}"
+
+
 def readable(path):
     return subprocess.run([TOOL, "info", path], capture_output=True, timeout=60).returncode == 0
 
@@ -304,14 +311,14 @@ def out_dir_of_users(tmp, shared):
         check(os.listdir(d) == [] and os.path.isfile(there) and readable(there),
               f"{who}, {out}: nothing in it, the trace at {there}: {os.listdir(d)} {err!r}")
     # nobody's run into root's sticky directory (as /tmp), root's file put at the
-    # default name while it runs.
+    # default name while it runs: kept, nobody's numbered beside it.
     p, pid = start_waiting(dict(TICKTRACE_OUT=shared), user=as_nobody)
     early = said_at_start(p)
     roots = os.path.join(shared, default_name(pid))
     with open(roots, "w") as f:
         f.write("root's")
     status, err = finish(p)
-    mine = beside(roots, pid)
+    mine = numbered(roots)
     print(f"nobody's run, TICKTRACE_OUT={shared} (root's, sticky), root's file at {roots}: exit {status}: "
           f"{err.strip()!r}")
     st = os.lstat(mine) if os.path.lexists(mine) else None
@@ -481,7 +488,7 @@ def outdir(tmp):
     gets the trace in it at the default name (ticktrace-PID.ttr), in modes stop and
     stream, nothing said; `record -o DIR` the same, record naming it; a file written
     at that name by another process while the run goes is left, the trace beside it
-    (NAME.PID.ttr), said; a directory not there, or a file, named with a trailing
+    numbered (ticktrace-PID-1.ttr: the default name never replaces another run's), said; a directory not there, or a file, named with a trailing
     slash: said at start, naming it, and the trace written at the default name in the
     start directory (before: "Is a directory", and no trace at all)."""
     home = os.path.join(tmp, "home")
@@ -498,13 +505,13 @@ def outdir(tmp):
               readable(there), f"{out}, {mode}: the trace in it as {there}, nothing said: "
               f"{os.listdir(runs)} {early + err!r}")
         empty(runs if os.path.dirname(there) == runs else home)
-    # Another process's file at the name while the run goes.
+    # Another process's file at the name while the run goes: kept, the trace numbered.
     p, pid = start_waiting(dict(TICKTRACE_OUT=runs), cwd=tmp)
     theirs = os.path.join(runs, default_name(pid))
     with open(theirs, "w") as f:
         f.write("another's")
     status, err = finish(p)
-    mine = beside(theirs, pid)
+    mine = numbered(theirs)
     print(f"TICKTRACE_OUT={runs}, a file put at {theirs} as it ran: exit {status}: {err.strip()!r}")
     check(status == 0 and open(theirs).read() == "another's" and readable(mine) and
           sorted(os.listdir(runs)) == sorted([default_name(pid), os.path.basename(mine)]),

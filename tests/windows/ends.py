@@ -29,9 +29,12 @@ same:   two processes at once with one TICKTRACE_OUT, in modes stop, ring and st
         run (one was overwritten without a word; a stream's second recorded nothing,
         "Input/output error"; the second live file refused).
 again:  the default name (ticktrace-PID.ttr: Wine gives each fresh wineserver's first
-        process pid 32, the name again in the next run): a file there from before the
-        run began is replaced, as on Linux; one written since the run began is
-        another process's of the same pid: this one's beside it, said (replaced).
+        process pid 32, the name again in the next run): a file there, from before the
+        run began or written since, is another run's, kept: this one's beside it,
+        ticktrace-PID-1.ttr, said (the older one was replaced without a word: r43 R5).
+fresh:  two runs, each the first process of a new wineserver in a prefix of its own:
+        the same pid, two traces, ticktrace-PID.ttr and ticktrace-PID-1.ttr, the
+        second's name said (it replaced the first's; 77 where the pids differ).
 abort:  abort() (msvcrt's, as a failed assert calls it) writes a trace said as a crash,
         signal 6 (Aborted) as on Linux (it looked like a normal exit).
 settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
@@ -43,6 +46,7 @@ settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another na
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -257,17 +261,62 @@ def again(ticktrace, wrapper, exe, d):
         os.utime(name, ns=(now, now))
         said = go(d, procs)[0]
         files = sorted(f for f in os.listdir(d) if f.startswith("ticktrace-"))
-        if older:
-            if files != [f"ticktrace-{pid}.ttr"] or "put its trace there" in said:
-                fail(f"again, older: files {files}, not ticktrace-{pid}.ttr replaced silently:\n{said}")
-            info(ticktrace, name)
-        else:
-            theirs = f"ticktrace-{pid}.{pid}.ttr"
-            if files != sorted([f"ticktrace-{pid}.ttr", theirs]) or open(name).read() != "another run's" or \
-                    f"with the same pid (the system reused it), put its trace there: this one's is " not in said:
-                fail(f"again, newer: files {files}, not {theirs} beside the other's, said:\n{said}")
-            info(ticktrace, os.path.join(d, theirs))
-    print("again: the default name's file from before the run replaced, one written since kept, this one's beside it")
+        mine = f"ticktrace-{pid}-1.ttr"
+        why = "a file of a run before this one is there" if older else "put its trace there since this one started"
+        if files != sorted([f"ticktrace-{pid}.ttr", mine]) or open(name).read() != "another run's" or \
+                why not in said or f"kept: this one's is " not in said or mine not in said:
+            fail(f"again, {'older' if older else 'newer'}: files {files}, not the other's kept and {mine} "
+                 f"beside it, said:\n{said}")
+        info(ticktrace, os.path.join(d, mine))
+    print("again: the default name's file of another run kept (from before the run or since), "
+          "this one's beside it numbered, said")
+
+
+def fresh(ticktrace, wrapper, exe, d):
+    """Two runs, each the first process of a new wineserver (a prefix of its own, made
+    here, its server gone before the next run): Wine gives both the same pid."""
+    wine = next((w for w in (os.environ.get("TICKTRACE_WINE"), "/usr/lib/wine/wine64", shutil.which("wine64"))
+                 if w and os.access(w, os.X_OK)), None)
+    server = wine and os.path.join(os.path.dirname(os.path.realpath(wine)), "wineserver")
+    if not wine or not os.access(server, os.X_OK):
+        print("fresh: no wine64 and wineserver here", file=sys.stderr)
+        sys.exit(77)
+    prefix = os.path.join(d, "prefix")
+    env = dict(os.environ, WINEPREFIX=prefix, WINEDEBUG="-all", WINEDLLOVERRIDES="winedbg.exe=d")
+    out = os.path.join(d, "out")
+    os.mkdir(out)
+    # (unrandomised, as wine-run runs it: the C library's heap over Wine's shared data)
+    norandom = ["setarch", "-R"] if subprocess.run(["setarch", "-R", "true"], capture_output=True).returncode == 0 \
+        else []
+    try:
+        subprocess.run(norandom + [wine, "wineboot", "-i"], env=env, capture_output=True, timeout=200)
+        subprocess.run([server, "-w"], env=env, timeout=120)
+        said, seen = [], []
+        for _ in range(2):
+            p = subprocess.run(norandom + [wine, exe, "plain"], env=env, cwd=out, capture_output=True, text=True,
+                               timeout=120)
+            subprocess.run([server, "-w"], env=env, timeout=120)
+            if p.returncode != 0:
+                fail(f"fresh: exit {p.returncode}: {p.stderr}")
+            said.append(p.stderr)
+            seen.append({f: open(os.path.join(out, f), "rb").read() for f in os.listdir(out)})
+    finally:
+        subprocess.run([server, "-k"], env=env, timeout=60)
+    if len(seen[0]) != 1:
+        fail(f"fresh: the first run left {sorted(seen[0])}")
+    (name, data), = seen[0].items()
+    files = sorted(seen[1])
+    if seen[1].get(name) != data:
+        fail(f"fresh: the first run's {name} replaced by the second's (files {files}):\n{said[1]}")
+    pid = re.fullmatch(r"ticktrace-(\d+)\.ttr", name).group(1)
+    if f"ticktrace-{pid}-1.ttr" not in files and len(files) == 2:
+        print(f"fresh: pids not the same in two new wineservers ({files}): nothing to see", file=sys.stderr)
+        sys.exit(77)
+    if files != sorted([name, f"ticktrace-{pid}-1.ttr"]) or "a file of a run before this one is there" not in said[1]:
+        fail(f"fresh: files {files}, the second run's name said:\n{said[1]}")
+    for f in files:
+        info(ticktrace, os.path.join(out, f))
+    print(f"fresh: two runs of pid {pid}, two traces: {files}, the second's name said")
 
 
 def aborted(ticktrace, wrapper, exe, d):
@@ -321,7 +370,7 @@ def main():
         {"held_crash": held_crash, "spin_exit": spin_exit, "uexit": uexit, "parent": parent,
          "names": names, "chdir": chdir, "abort": aborted, "settings": settings, "same": same,
          "terminated": terminated,
-         "again": again}[case](ticktrace, wrapper, exe, d)
+         "again": again, "fresh": fresh}[case](ticktrace, wrapper, exe, d)
 
 
 if __name__ == "__main__":

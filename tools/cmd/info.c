@@ -254,12 +254,25 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		fprintf(out, "            no split: %s\n", tt_an_no_split_text(&causes, s->thread->flags, why,
 										 sizeof why));
 	}
+	/* The window as the run could record it: one asked to reach back before the run
+	 * began (TICKTRACE_SNAPSHOT_BEFORE) or past its end (the exit before the window
+	 * ended) from its start or to its end, the rest said (r43 R8: a 57 ms process's
+	 * window began at -0.05 s). */
+	uint64_t start = f->header.start.tsc, end = f->header.end.tsc;
+	bool early = start && si->from_tsc < start, late = end && si->to_tsc > end;
+	uint64_t from = early ? start : si->from_tsc, to = late ? end : si->to_tsc;
 	fputs("    window: ", out);
-	tt_print_tsc(out, f, in, si->from_tsc);
+	tt_print_tsc(out, f, in, from);
 	fputs(" .. ", out);
-	tt_print_tsc(out, f, in, si->to_tsc);
-	fprintf(out, " (%s)\n", tt_an_fmt_ns(a, tt_clock_ns(&f->clock, si->to_tsc) -
-						tt_clock_ns(&f->clock, si->from_tsc)));
+	tt_print_tsc(out, f, in, to);
+	fprintf(out, " (%s", tt_an_fmt_ns(a, tt_clock_ns(&f->clock, to) - tt_clock_ns(&f->clock, from)));
+	if (early)
+		fprintf(out, "; from the run's start: the window asked began %s before it",
+			tt_an_fmt_ns(b, tt_clock_ns(&f->clock, start) - tt_clock_ns(&f->clock, si->from_tsc)));
+	if (late)
+		fprintf(out, "; to the run's end: the window asked ended %s after it",
+			tt_an_fmt_ns(b, tt_clock_ns(&f->clock, si->to_tsc) - tt_clock_ns(&f->clock, end)));
+	fputs(")\n", out);
 	for (uint32_t i = 0; i < si->cuts; i++) {
 		const struct tt_snapshot_thread_cut *cut = &s->cuts[i];
 		fputs("    window cut: ", out);

@@ -393,7 +393,7 @@ static bool tt_rec_live_beside(const char *path)
 	       snprintf(live, sizeof live, "%s.live", path) < (int)sizeof live && tt_rec_ours(live, &st);
 }
 
-/* The header of the live file at `path`, once its process wrote it. */
+/* The header of the live file (or any trace) at `path`, once its process wrote it. */
 static bool tt_rec_live_header(const char *path, struct tt_file_header *h)
 {
 	const char *why;
@@ -413,6 +413,60 @@ static pid_t tt_rec_live_pid(const char *path, bool *exited)
 	bool read = tt_rec_live_header(path, &h);
 	*exited = read && (h.flags & TT_FILE_LIVE_EXITED);
 	return read && h.pid > 0 ? (pid_t)h.pid : 0;
+}
+
+/* The pid and the name of the process that wrote the file at `path` (its image's, the
+ * kernel's comm: chmod, not the bash that forked it), from its header and PROCESS
+ * section: whether they were read. */
+static bool tt_rec_file_process(const char *path, pid_t *pid, char *name, size_t size)
+{
+	const char *why;
+	struct tt_file_header h;
+	struct tt_section_header sec;
+	struct tt_process_info p;
+	if (!tt_rec_live_header(path, &h))
+		return false;
+	int fd = tt_open_regular(path, &why);
+	bool read = fd >= 0 && pread(fd, &sec, sizeof sec, h.header_size) == (ssize_t)sizeof sec &&
+		    sec.type == TT_SEC_PROCESS &&
+		    pread(fd, &p, sizeof p, h.header_size + sizeof sec) == (ssize_t)sizeof p && p.name_len &&
+		    p.name_len < size &&
+		    pread(fd, name, p.name_len, h.header_size + sizeof sec + sizeof p) == (ssize_t)p.name_len;
+	if (fd >= 0)
+		close(fd);
+	if (read) {
+		name[p.name_len] = 0;
+		*pid = (pid_t)h.pid;
+	}
+	return read && name[0];
+}
+
+/* The name of the program's last image (`program` its pid), as the run's files say it:
+ * its live file's (the image that was killed or left), else its latest file's; else
+ * `fallback` (record's argument: env, bash, where they exec'd xz, chmod). */
+static const char *tt_rec_image_name(char **files, size_t nfiles, pid_t program, const char *fallback, char *name,
+				     size_t size)
+{
+	struct timespec latest = {0};
+	bool live_found = false, found = false;
+	char got[256];
+	for (size_t i = 0; program > 0 && i < nfiles; i++) {
+		size_t n = strlen(files[i]);
+		bool live = n > 5 && strcmp(files[i] + n - 5, ".live") == 0;
+		struct stat st;
+		pid_t pid;
+		if ((live_found && !live) || !tt_rec_file_process(files[i], &pid, got, sizeof got) || pid != program ||
+		    stat(files[i], &st) != 0)
+			continue;
+		if ((live && !live_found) || st.st_mtim.tv_sec > latest.tv_sec ||
+		    (st.st_mtim.tv_sec == latest.tv_sec && st.st_mtim.tv_nsec >= latest.tv_nsec)) {
+			snprintf(name, size, "%s", got);
+			latest = st.st_mtim;
+			found = true;
+			live_found |= live;
+		}
+	}
+	return found ? name : fallback;
 }
 
 /* Whether the live file at `path` holds nothing: its process, gone, was stopped as it
@@ -739,9 +793,10 @@ static long tt_rec_glob(char **files, size_t nfiles, char *pattern, size_t cap)
 
 /* What the run wrote, every file named (of many, the first and a pattern that names
  * them all): converted (-c), or the command that would. */
-/* `program`: the program's pid, 0 once it was killed (it exited otherwise). */
+/* `program`: the program's pid, 0 once it was killed (it exited otherwise); `image`:
+ * its last image's name (tt_rec_image_name). */
 static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfiles, int rc,
-			 pid_t program)
+			 pid_t program, const char *image)
 {
 	char pattern[PATH_MAX + 2];
 	bool many = nfiles > TT_REC_NAMED;
@@ -775,9 +830,11 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	}
 	if (many)
 		fprintf(stderr, " and %zu more", nfiles - TT_REC_NAMED);
+	/* (each kind counted: "1 .live" of the killed said after two named, the program's
+	 * uncounted, read as one in all) */
 	if (left)
-		fprintf(stderr, " (.live: %s left by _exit before its trace was written (10 s at most: "
-			"ticktrace(7), PROCESSES): its buffers hold what it recorded)", o->argv[0]);
+		fprintf(stderr, " (%zu .live: %s's, left by _exit before its trace was written (10 s at most: "
+			"ticktrace(7), PROCESSES): its buffers hold what it recorded)", left, image);
 	if (unwritten)
 		fprintf(stderr, " (%zu .live of a process that exited but could not write its trace, as "
 			"said below: its buffers hold what it recorded)", unwritten);
@@ -787,7 +844,7 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	if (running)
 		fprintf(stderr, " (%zu .live of a process that still runs, having outlived %s (a daemon): "
 			"what it recorded so far; it writes its trace, named without .live, when it ends, "
-			"and those it starts theirs)", running, o->argv[0]);
+			"and those it starts theirs)", running, image);
 	if (!o->convert) {
 		fprintf(stderr, "; see %s with: ticktrace convert",
 			nfiles > 1 ? "them on one timeline" : "it");
@@ -1033,7 +1090,8 @@ int tt_rec_run(const struct tt_rec_opts *o)
 		goto out;
 	}
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (WIFSIGNALED(status))
+	/* (where it ran traced, named below by its last image, as its files say) */
+	if (WIFSIGNALED(status) && (got == 1 || is_static || o->list))
 		fprintf(stderr, "ticktrace: record: %s was killed by signal %d\n", o->argv[0],
 			WTERMSIG(status));
 	if (got == 1 || is_static || o->list)
@@ -1048,6 +1106,11 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	tt_rec_settle();
 	struct tt_rec_listed listed;
 	tt_rec_files(list, &listed);
+	char image_name[256];
+	const char *image = tt_rec_image_name(listed.files, listed.nfiles, pid, o->argv[0], image_name,
+					      sizeof image_name);
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "ticktrace: record: %s was killed by signal %d\n", image, WTERMSIG(status));
 	struct rlimit nofile = {0};
 	getrlimit(RLIMIT_NOFILE, &nofile); /* (the program's: record's own, inherited) */
 	if (o->npatterns && access(emfile, F_OK) == 0) {
@@ -1073,7 +1136,7 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	size_t nfiles = listed.nfiles;
 	struct stat there;
 	if (nfiles)
-		rc = tt_rec_report(o, files, nfiles, rc, WIFSIGNALED(status) ? 0 : pid);
+		rc = tt_rec_report(o, files, nfiles, rc, WIFSIGNALED(status) ? 0 : pid, image);
 	else {
 		/* (a file at a name with no %p that is not this run's: planted, never read) */
 		fprintf(stderr, "ticktrace: record: %s wrote no trace at %s (TICKTRACE=0, it "

@@ -1,0 +1,87 @@
+#!/bin/bash
+# The default name, ticktrace-PID.ttr, never over another run's (outside recheck r43
+# R5): a pid repeats (a container's first process is 1 in every run, Wine's 32 with
+# each new wineserver, Linux's after wrap-around), and a second run replaced the first
+# one's trace without a word. Each run here is pid 1 in a pid namespace of its own.
+#   again:   three runs, three files (ticktrace-1.ttr, -1-1, -1-2), the first unchanged,
+#            each later one's name said (before: one file, replaced, nothing said);
+#   live:    the live file of a run while a killed run's is there, and its trace, one
+#            name (ticktrace-1-1.ttr.live, ticktrace-1-1.ttr; before: the live file
+#            beside as ticktrace-1.1.ttr.live, the trace over ticktrace-1.ttr);
+#   planted: a file from before the run put at its name after it began (as another
+#            container's run that ended) kept, this one's at -1, said (before: replaced);
+#   given:   TICKTRACE_OUT=run-%p.ttr, the user's name, as before: an older file there
+#            replaced;
+#   record:  record with no -o (its program is pid 2 in each run): the second run's
+#            trace numbered, named in record's summary, the first's kept.
+#   default_name.sh PROGRAM   (tt_longrun_prog; TT_TEST_TOOL: the command)
+set -euo pipefail
+prog=$(realpath "$1")
+tool=${TT_TEST_TOOL:-ticktrace}
+dir=$(mktemp -d /tmp/tt-test-name-XXXXXX)
+trap 'rm -rf "$dir"' EXIT INT TERM
+fail() { echo "default_name: $*" >&2; exit 1; }
+ns() { unshare --pid --fork --mount-proc --map-root-user --kill-child "$@"; }
+ns true 2>/dev/null || { echo "default_name: no pid namespace here (unshare --pid --mount-proc --map-root-user)" >&2; exit 77; }
+unset TICKTRACE_OUT TICKTRACE_LIVE TICKTRACE_MODE
+cd "$dir"
+
+# (the gate: spiky waits until the file says "go", quoted)
+gated() { rm -f gate; : > gate; ns env "$@" "$prog" spiky gate go 2>>err & gated_pid=$!; }
+wait_for() { for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done; fail "no $1 in 60 s: $(ls)"; }
+
+for i in 0 1 2; do
+	ns "$prog" seq 1 10 2>err."$i"
+	[ "$i" = 0 ] && sum=$(md5sum < ticktrace-1.ttr)
+done
+[ "$(ls | grep -c '\.ttr$')" = 3 ] && [ -f ticktrace-1-1.ttr ] && [ -f ticktrace-1-2.ttr ] ||
+	fail "again: three runs of pid 1 left $(ls | grep '\.ttr$' | tr '\n' ' ')"
+[ "$(md5sum < ticktrace-1.ttr)" = "$sum" ] || fail "again: the first run's trace was replaced"
+for n in 1 2; do
+	grep -q "ticktrace-1.ttr: a file of a run before this one is there .*kept: this one's is $dir/ticktrace-1-$n.ttr" err."$n" ||
+		fail "again: run $n's name not said: $(cat err."$n")"
+	"$tool" info "ticktrace-1-$n.ttr" > /dev/null || fail "again: ticktrace-1-$n.ttr unreadable"
+done
+echo "default_name: again: three runs of pid 1, three traces, the later ones' names said"
+
+rm -f ./*
+: > ticktrace-1.ttr.live # (a killed run's)
+gated TICKTRACE_LIVE=1
+wait_for ticktrace-1-1.ttr.live
+ls | grep -q '^ticktrace-1\.1\.' && fail "live: a live file beside: $(ls)"
+echo '"go"' > gate
+wait "$gated_pid" || fail "live: the run failed: $(cat err)"
+[ -f ticktrace-1-1.ttr ] && [ ! -e ticktrace-1-1.ttr.live ] && [ ! -s ticktrace-1.ttr.live ] && [ ! -e ticktrace-1.ttr ] ||
+	fail "live: files $(ls | tr '\n' ' '), not ticktrace-1-1.ttr with the killed run's live file kept"
+echo "default_name: live: the live file and the trace one name, the killed run's live file kept"
+
+rm -f ./*
+gated TICKTRACE_LIVE=1
+wait_for ticktrace-1.ttr.live # (the run has begun, nothing at its name then)
+echo "another run's" > ticktrace-1.ttr
+touch -d '1 hour ago' ticktrace-1.ttr
+echo '"go"' > gate
+wait "$gated_pid" || fail "planted: the run failed: $(cat err)"
+[ "$(cat ticktrace-1.ttr)" = "another run's" ] && [ -f ticktrace-1-1.ttr ] ||
+	fail "planted: files $(ls | tr '\n' ' '): the older file at the default name not kept"
+grep -q "ticktrace-1.ttr: a file of a run before this one is there .*this one's is $dir/ticktrace-1-1.ttr" err ||
+	fail "planted: not said: $(cat err)"
+echo "default_name: planted: another run's older file kept, this one's beside it numbered, said"
+
+rm -f ./*
+echo "older" > run-1.ttr
+touch -d '1 hour ago' run-1.ttr
+ns env TICKTRACE_OUT=run-%p.ttr "$prog" seq 1 10 2>err
+[ "$(ls | grep '\.ttr' | tr '\n' ' ')" = "run-1.ttr " ] && "$tool" info run-1.ttr > /dev/null ||
+	fail "given: files $(ls | tr '\n' ' '): TICKTRACE_OUT's older file not replaced as before"
+echo "default_name: given: TICKTRACE_OUT's name as before, an older file replaced"
+
+rm -f ./*
+for i in 0 1; do
+	ns "$tool" record -- "$prog" seq 1 10 2>err."$i" || fail "record: exit $?: $(cat err."$i")"
+done
+first=$(ls | grep '^ticktrace-[0-9]*\.ttr$') || fail "record: no first trace: $(ls)"
+second=${first%.ttr}-1.ttr
+[ -f "$second" ] && grep -q "ticktrace: recorded $dir/$second" err.1 ||
+	fail "record: files $(ls | tr '\n' ' '), second run said: $(cat err.1)"
+echo "default_name: record: the second run's trace numbered, named in record's summary"
