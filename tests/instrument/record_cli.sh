@@ -942,7 +942,7 @@ images)
 	: > go
 	wait "$rec" || true
 	summary=$(grep "ticktrace: recorded" err) || { cat err >&2; fail "no summary"; }
-	named=$(echo "$summary" | sed 's/; see .*//' | tr ' ' '\n' | grep -c '\.live$' || true)
+	named=$(echo "$summary" | sed 's/; see .*//' | tr ' ' '\n' | grep -c '^/.*\.live$' || true)
 	counted=$(echo "$summary" | grep -o '([0-9]* \.live' | tr -dc '0-9\n' | awk '{n += $1} END {print n + 0}')
 	[ "$named" = 2 ] && [ "$counted" = 2 ] || { cat err >&2; fail "$named .live named, $counted counted"; }
 	! grep -q "bash's, left by _exit\|bash left by _exit" err || { cat err >&2; fail "fullexit's .live said bash's"; }
