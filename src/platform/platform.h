@@ -206,11 +206,15 @@ void tt_os_free(void *at, size_t size);
 
 /* ---- files ---- */
 
-/* A user's disk quota reached: mingw's C library has no EDQUOT; Windows' full disk,
- * a quota's too, is ENOSPC. */
+/* errno's values the runtime answers with that mingw's C library lacks: a user's disk
+ * quota reached (Windows' full disk, a quota's too, is ENOSPC), and a structure found
+ * damaged (a chunk's header: EIO there). */
 #include <errno.h>
 #ifndef EDQUOT
 #define EDQUOT ENOSPC
+#endif
+#ifndef EUCLEAN
+#define EUCLEAN EIO
 #endif
 
 /* A file open (tt_os_file_open, below). */
