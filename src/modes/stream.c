@@ -23,13 +23,9 @@
  * trace as a thread of its own flagged TT_THREAD_RUNTIME. */
 #include <errno.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "modes/modes.h"
 
@@ -182,11 +178,11 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 	tt__file_header(&header, TT_FILE_STREAMED);
 	tt__background_io(1);
 	/* (checked last before the call: fds.c) */
-	ssize_t written = tt__out_own(st->out) ?
+	int64_t written = tt__out_own(st->out) ?
 				  -1 :
-				  pwrite((int)tt__fd_out(st->out)->file.file.handle, &header, sizeof header, 0);
+				  tt_os_file_write_at(&tt__fd_out(st->out)->file.file, &header, sizeof header, 0);
 	tt__background_io(0);
-	if (written != (ssize_t)sizeof header && !st->out->err)
+	if (written != (int64_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
 }
 
@@ -199,16 +195,14 @@ static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 	int rc;
 	tt__background_io(1);
 	do /* (checked last before each call: fds.c) */
-		rc = tt__out_own(st->out) ? (errno = EBADF, -1) :
-		     fallocate((int)tt__fd_out(st->out)->file.file.handle, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
-			       (off_t)(to - st->out->offset));
-	while (rc < 0 && errno == EINTR);
-	int err = errno;
+		rc = tt__out_own(st->out) ? -EBADF :
+		     tt_os_file_reserve_past(&tt__fd_out(st->out)->file.file, st->out->offset, to);
+	while (rc == -EINTR);
 	tt__background_io(0);
-	errno = err;
 	if (rc == 0)
 		st->reserved_to = to;
-	return rc;
+	errno = -rc;
+	return rc ? -1 : 0;
 }
 
 static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
@@ -381,9 +375,9 @@ static int tt__stream_snapshot(struct tt__out *out, void *arg)
 		size_t want = size - at < sizeof out->buf ? (size_t)(size - at) : sizeof out->buf;
 		if (tt__out_own(st->out))
 			return st->out->err;
-		ssize_t n = pread((int)tt__fd_out(st->out)->file.file.handle, out->buf, want, (off_t)at);
+		int64_t n = tt_os_file_read_at(&tt__fd_out(st->out)->file.file, out->buf, want, at);
 		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
+			return n < 0 ? (int)n : -EIO;
 		out->len = (size_t)n;
 		at += (uint64_t)n;
 	}
@@ -514,8 +508,8 @@ static void tt__stream_end(struct tt__stream *st)
 	tt__stream_refresh_header(st);
 	/* The blocks reserved past the end go back to the disk. */
 	if (!st->in_place && st->reserved_to > st->out->offset && !st->out->err &&
-	    !tt__out_own(st->out) && ftruncate((int)tt__fd_out(st->out)->file.file.handle, (off_t)st->out->offset) < 0)
-		st->out->err = -errno;
+	    !tt__out_own(st->out))
+		st->out->err = tt_os_file_resize(&tt__fd_out(st->out)->file.file, st->out->offset);
 	/* (in the drain's table, which holds it) */
 	st->closed = tt__fd_close(&tt__fd_out(st->out)->file);
 	tt__spikes_finish();
@@ -544,7 +538,7 @@ static void *tt__stream_main(void *arg)
 		/* A forked child's opener does not wait (a fork's child handler): said here,
 		 * and its events counted as lost, as a file's that cannot be written. */
 		fprintf(tt__err, "ticktrace: the child process %d cannot stream its trace to %s (%s)\n",
-			(int)getpid(), st->path, strerror(-err));
+			(int)tt_os_process_id(), st->path, strerror(-err));
 		st->out->err = err;
 	}
 	uint64_t ignored = 0;
@@ -749,5 +743,5 @@ void tt__stream_after_fork(void)
 	tt__spikes_after_fork();
 	if (tt__stream_open(st) < 0)
 		fprintf(tt__err, "ticktrace: the child process %d cannot stream its trace\n",
-			(int)getpid());
+			(int)tt_os_process_id());
 }

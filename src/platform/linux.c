@@ -527,11 +527,6 @@ int tt_os_rename(const char *from, const char *to)
 	return rename(from, to) == 0 ? 0 : -errno;
 }
 
-FILE *tt_os_fopen(const char *path, const char *mode)
-{
-	return fopen(path, mode);
-}
-
 int tt_os_remove(const char *path)
 {
 	return remove(path) == 0 ? 0 : -errno;
@@ -626,6 +621,25 @@ int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to)
 int tt_os_file_resize(struct tt_os_file *file, uint64_t size)
 {
 	return ftruncate((int)file->handle, (off_t)size) == 0 ? 0 : -errno;
+}
+
+int tt_os_file_reserve_past(struct tt_os_file *file, uint64_t from, uint64_t to)
+{
+	if (fallocate((int)file->handle, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from)) == 0)
+		return 0;
+	return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+}
+
+int64_t tt_os_file_write_at(struct tt_os_file *file, const void *buf, size_t size, uint64_t at)
+{
+	ssize_t n = pwrite((int)file->handle, buf, size, (off_t)at);
+	return n < 0 ? -errno : n;
+}
+
+int64_t tt_os_file_read_at(struct tt_os_file *file, void *buf, size_t size, uint64_t at)
+{
+	ssize_t n = pread((int)file->handle, buf, size, (off_t)at);
+	return n < 0 ? -errno : n;
 }
 
 void tt_os_file_unmap(void *at, size_t size)

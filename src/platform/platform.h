@@ -206,6 +206,17 @@ void tt_os_free(void *at, size_t size);
 
 /* ---- files ---- */
 
+/* errno's values the runtime answers with that mingw's C library lacks: a user's disk
+ * quota reached (Windows' full disk, a quota's too, is ENOSPC), and a structure found
+ * damaged (a chunk's header: EIO there). */
+#include <errno.h>
+#ifndef EDQUOT
+#define EDQUOT ENOSPC
+#endif
+#ifndef EUCLEAN
+#define EUCLEAN EIO
+#endif
+
 /* A file open (tt_os_file_open, below). */
 struct tt_os_file {
 	intptr_t handle; /* a descriptor; a HANDLE */
@@ -258,9 +269,8 @@ int tt_os_path_in(const char *dir, const char *path, char *buf, size_t size);
 /* Replaces `to` with `from` in one step (a file written under a temporary name):
  * 0 or -errno. */
 int tt_os_rename(const char *from, const char *to);
-/* fopen and remove (0 or -errno) of a path in UTF-8: Windows' wide calls, so that any
- * name goes, not only the ANSI code page's. */
-FILE *tt_os_fopen(const char *path, const char *mode);
+/* remove (0 or -errno) of a path in UTF-8: Windows' wide call, so that any name goes,
+ * not only the ANSI code page's. */
 int tt_os_remove(const char *path);
 /* The environment variable `name` in UTF-8 (Windows': read as UTF-16), cut to
  * size - 1 bytes, in `value`; NULL when it is not set. */
@@ -291,6 +301,19 @@ int tt_os_file_close(struct tt_os_file *file);
  * end zero): 0 or -errno. tt_os_file_unmap gives back a view tt_os_file_map made. */
 int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to);
 int tt_os_file_resize(struct tt_os_file *file, uint64_t size);
+/* tt_os_file_reserve_past: room on disk for bytes [from, to) past the file's end, its
+ * length left as it is (a stream's file, whose end is written as it grows): the same
+ * answers as tt_os_file_reserve's (Linux: fallocate's FALLOC_FL_KEEP_SIZE; Windows:
+ * the file's allocation, which Wine refuses). */
+int tt_os_file_reserve_past(struct tt_os_file *file, uint64_t from, uint64_t to);
+/* Up to `size` bytes written at byte `at` of a file, or read from it (a file opened for
+ * reading too: tt_os_file_new's): how many (0: the file ends at `at`), or -errno
+ * (-ESPIPE: a file with no place, a pipe; on Windows any not on disk). Where the sink writes on
+ * from (tt_os_file_seek) stays where it was: Linux's pwrite and pread; Windows' write
+ * and read at an offset move a synchronous handle's file pointer past what they
+ * wrote or read, which is put back. */
+int64_t tt_os_file_write_at(struct tt_os_file *file, const void *buf, size_t size, uint64_t at);
+int64_t tt_os_file_read_at(struct tt_os_file *file, void *buf, size_t size, uint64_t at);
 void tt_os_file_unmap(void *at, size_t size);
 /* A view of `size` bytes of `file` from `offset`, shared, read and write, however long
  * the file is now: a page past its end faults until the file covers it (Linux's

@@ -726,17 +726,6 @@ int tt_os_rename(const char *from, const char *to)
 	return !err ? 0 : err == ERROR_FILENAME_EXCED_RANGE ? -ENAMETOOLONG : err == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
 }
 
-FILE *tt_os_fopen(const char *path, const char *mode)
-{
-	wchar_t wpath[MAX_PATH], wmode[8];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH) ||
-	    !MultiByteToWideChar(CP_UTF8, 0, mode, -1, wmode, 8)) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	return _wfopen(wpath, wmode);
-}
-
 int tt_os_remove(const char *path)
 {
 	wchar_t wpath[MAX_PATH];
@@ -861,6 +850,57 @@ int tt_os_file_resize(struct tt_os_file *file, uint64_t size)
 	FILE_END_OF_FILE_INFO end = {.EndOfFile.QuadPart = (LONGLONG)size};
 	return SetFileInformationByHandle((HANDLE)file->handle, FileEndOfFileInfo, &end, sizeof end) ?
 		       0 : tt_os_file_error(GetLastError());
+}
+
+int tt_os_file_reserve_past(struct tt_os_file *file, uint64_t from, uint64_t to)
+{
+	(void)from; /* (an allocation covers the file from its start) */
+	FILE_ALLOCATION_INFO room = {.AllocationSize.QuadPart = (LONGLONG)to};
+	LARGE_INTEGER now;
+	HANDLE f = (HANDLE)file->handle;
+	/* (an allocation below the file's end would cut it there) */
+	if (!GetFileSizeEx(f, &now))
+		return tt_os_file_error(GetLastError());
+	if ((uint64_t)now.QuadPart >= to)
+		return 0;
+	if (SetFileInformationByHandle(f, FileAllocationInfo, &room, sizeof room))
+		return 0;
+	DWORD err = GetLastError();
+	return err == ERROR_INVALID_PARAMETER || err == ERROR_NOT_SUPPORTED || err == ERROR_CALL_NOT_IMPLEMENTED ||
+			       err == ERROR_INVALID_FUNCTION ?
+		       -EOPNOTSUPP : tt_os_file_error(err);
+}
+
+/* tt_os_file_write_at's and _read_at's: one WriteFile or ReadFile at `at`, the file
+ * pointer, which it moves, put back after it. */
+static int64_t tt_os_file_at(struct tt_os_file *file, void *buf, size_t size, uint64_t at, int write)
+{
+	HANDLE f = (HANDLE)file->handle;
+	if (GetFileType(f) != FILE_TYPE_DISK)
+		return -ESPIPE;
+	LARGE_INTEGER zero = {.QuadPart = 0}, place;
+	if (!SetFilePointerEx(f, zero, &place, FILE_CURRENT))
+		return tt_os_file_error(GetLastError());
+	OVERLAPPED where = {.Offset = (DWORD)at, .OffsetHigh = (DWORD)(at >> 32)};
+	DWORD n = 0, want = size > (1u << 30) ? 1u << 30 : (DWORD)size;
+	BOOL done = write ? WriteFile(f, buf, want, &n, &where) : ReadFile(f, buf, want, &n, &where);
+	DWORD why = done ? 0 : GetLastError();
+	if (!SetFilePointerEx(f, place, NULL, FILE_BEGIN) && done) {
+		done = FALSE;
+		why = GetLastError();
+	}
+	/* (a read at or past the end: ERROR_HANDLE_EOF) */
+	return done ? (int64_t)n : !write && why == ERROR_HANDLE_EOF ? 0 : tt_os_file_error(why);
+}
+
+int64_t tt_os_file_write_at(struct tt_os_file *file, const void *buf, size_t size, uint64_t at)
+{
+	return tt_os_file_at(file, (void *)buf, size, at, 1);
+}
+
+int64_t tt_os_file_read_at(struct tt_os_file *file, void *buf, size_t size, uint64_t at)
+{
+	return tt_os_file_at(file, buf, size, at, 0);
 }
 
 void tt_os_file_unmap(void *at, size_t size)

@@ -39,6 +39,8 @@ static struct {
 	struct tt__modules_seen modules;
 	int finished;
 	int ending; /* the end waits for busy: tt-stream takes it no more */
+	int in_place; /* a device (NUL): no start to go back to */
+	int64_t refreshed_ns; /* the header last written again */
 } tt__stream;
 
 /* Slot s's THREAD section, before its first records. */
@@ -92,6 +94,29 @@ static int tt__stream_modules(void)
 	return err;
 }
 
+/* The header, with the end anchor taken now. */
+static void tt__stream_header(struct tt_file_header *h, int crash_signal)
+{
+	tt__file_header(h);
+	h->flags |= TT_FILE_STREAMED | (crash_signal ? TT_FILE_CRASHED : 0);
+	h->crash_signal = (uint32_t)crash_signal;
+}
+
+/* busy held, the file so far flushed: the header written again at its start, as
+ * Linux's drain does every period, so that a run TerminateProcess ended converts with
+ * its clock measured until then (the sink writes on after the file so far). */
+static void tt__stream_refresh(int crash_signal)
+{
+	struct tt_file_header h;
+	tt__stream.refreshed_ns = tt_os_monotonic_ns();
+	if (tt__stream.in_place || tt__stream.out.err)
+		return;
+	tt__stream_header(&h, crash_signal);
+	int64_t n = tt_os_file_write_at(&tt__stream.file.file, &h, sizeof h, 0);
+	if (n != (int64_t)sizeof h)
+		tt__stream.out.err = n < 0 ? (int)n : -EIO;
+}
+
 /* busy held: every thread's full chunks written and given back. */
 static void tt__stream_pass(void)
 {
@@ -130,6 +155,8 @@ static void tt__stream_pass(void)
 		tt_os_unlock(&tt__run_lock);
 	}
 	tt__out_flush(&tt__stream.out);
+	if (tt_os_monotonic_ns() - tt__stream.refreshed_ns >= TT__STREAM_PERIOD_NS)
+		tt__stream_refresh(0);
 }
 
 static void *tt__stream_main(void *unused)
@@ -151,15 +178,6 @@ static void *tt__stream_main(void *unused)
 	}
 }
 
-/* The header, at the file's start: with the end anchor taken now. */
-static void tt__stream_header(int crash_signal)
-{
-	struct tt_file_header h;
-	tt__file_header(&h);
-	h.flags |= TT_FILE_STREAMED | (crash_signal ? TT_FILE_CRASHED : 0);
-	h.crash_signal = (uint32_t)crash_signal;
-	tt__out(&tt__stream.out, &h, sizeof h);
-}
 
 int tt__stream_start(const char *path)
 {
@@ -169,7 +187,7 @@ int tt__stream_start(const char *path)
 	 * (writer/output.c's tt__create_run_file); a device in place. */
 	struct tt_os_new_file made = {0};
 	struct tt_os_file opened;
-	int in_place = tt_os_is_device(tt__stream.path);
+	int in_place = tt__stream.in_place = tt_os_is_device(tt__stream.path);
 	int err = in_place ? tt_os_file_open(tt__stream.path, &opened) :
 			     tt_os_file_new(tt__stream.path, 0, &opened, &made);
 	if (err)
@@ -178,7 +196,10 @@ int tt__stream_start(const char *path)
 		err = tt_os_file_hold(&opened);
 	tt_os_file_sink(&tt__stream.file, opened);
 	tt__out_to(&tt__stream.out, &tt__stream.file.sink);
-	tt__stream_header(0);
+	struct tt_file_header h;
+	tt__stream_header(&h, 0);
+	tt__out(&tt__stream.out, &h, sizeof h);
+	tt__stream.refreshed_ns = tt_os_monotonic_ns();
 	tt__out_process(&tt__stream.out);
 	if (!err)
 		err = tt__stream_modules();
@@ -239,25 +260,19 @@ static int tt__stream_copy(struct tt__out *out, void *unused)
 	(void)unused;
 	static char buf[1 << 16]; /* (busy held) */
 	struct tt_file_header h;
-	tt__file_header(&h);
-	h.flags |= TT_FILE_STREAMED;
+	tt__stream_header(&h, 0);
 	tt__out(out, &h, sizeof h);
-	FILE *f = tt_os_fopen(tt__stream.path, "rb");
-	if (!f)
-		return -errno;
+	/* (through the stream's own handle, as Linux's reads its descriptor: the file's
+	 * name may be another's by now, or none) */
 	uint64_t at = sizeof h, size = tt__stream.out.offset;
-	int err = fseek(f, (long)at, SEEK_SET) == 0 ? 0 : -errno;
-	while (!err && at < size && !out->err) {
+	while (at < size && !out->err) {
 		size_t want = size - at < sizeof buf ? (size_t)(size - at) : sizeof buf;
-		size_t got = fread(buf, 1, want, f);
-		if (got == 0)
-			err = -EIO; /* (a read error, or the file cut short under us) */
-		tt__out(out, buf, got);
-		at += got;
+		int64_t got = tt_os_file_read_at(&tt__stream.file.file, buf, want, at);
+		if (got <= 0)
+			return got < 0 ? (int)got : -EIO; /* (the file cut short under us) */
+		tt__out(out, buf, (size_t)got);
+		at += (uint64_t)got;
 	}
-	fclose(f);
-	if (err)
-		return err;
 	tt_os_lock(&tt__run_lock);
 	tt__stream_end(out, 0);
 	tt_os_unlock(&tt__run_lock);
@@ -332,12 +347,7 @@ int tt__stream_finish(int crash_signal)
 		}
 		tt__stream_end(out, 1);
 		tt__out_flush(out);
-		/* (a device, NUL, has no start to go back to) */
-		if (!out->err && !tt_os_is_device(tt__stream.path) &&
-		    tt_os_file_seek(&tt__stream.file.file, 0) == 0) {
-			tt__stream_header(crash_signal);
-			tt__out_flush(out);
-		}
+		tt__stream_refresh(crash_signal);
 		err = out->err;
 		int closed = tt_os_file_close(&tt__stream.file.file);
 		if (!err)

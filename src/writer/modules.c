@@ -2,16 +2,12 @@
  * and build id, by which the tools name functions and read call sites offline. */
 #include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "writer/writer.h"
 
 size_t tt__process_name(char name[TT__COMM_MAX])
 {
-	size_t len = tt_os_read_file("/proc/self/comm", name, TT__COMM_MAX);
-	while (len && name[len - 1] == '\n')
-		len--;
-	return len;
+	return tt_os_process_name(name, TT__COMM_MAX);
 }
 
 void tt__out_process(struct tt__out *out)
@@ -20,10 +16,10 @@ void tt__out_process(struct tt__out *out)
 	char name[TT__COMM_MAX];
 	size_t name_len = tt__process_name(name);
 	struct tt_process_info info = {
-		.pid = (uint32_t)getpid(),
-		.ppid = (uint32_t)getppid(),
+		.pid = tt_os_process_id(),
+		.ppid = tt_os_parent_id(),
 		.name_len = (uint32_t)name_len,
-		.cmdline_len = (uint32_t)tt_os_read_file("/proc/self/cmdline", cmdline, sizeof cmdline),
+		.cmdline_len = (uint32_t)tt_os_command_line(cmdline, sizeof cmdline),
 	};
 	tt__out_process_section(out, &info, name, cmdline);
 	tt__out_machine(out, &tt__machine);

@@ -2004,10 +2004,7 @@ static void test_live_place(void **state)
 	assert_int_equal(tt_os_remove(at), 0);
 	/* Not held (its process gone): left as it is, this one's beside it. */
 	assert_int_equal(tt_os_file_close(&first), 0);
-	FILE *f = tt_os_fopen(path, "wb");
-	assert_non_null(f);
-	fputs("killed", f);
-	fclose(f);
+	tt_write_text(path, "killed");
 	snprintf(at, sizeof at, "%s", path);
 	assert_int_equal(tt_os_live_place(at, sizeof at, &second, said, sizeof said), 0);
 	assert_non_null(strstr(at, beside));
@@ -2160,6 +2157,49 @@ static void test_file_room(void **state)
 	assert_int_equal(resized, VIEW);
 	assert_int_equal(got, VIEW);
 	assert_memory_equal(text + VIEW - 4, "last", 4);
+}
+
+/* A write and a read at a place in a file (a stream's header written again, its bytes
+ * so far read back for a dump's copy) between a sink's writes: each where it was asked,
+ * and the sink's next bytes after its own, where the write or read left the file's
+ * place (Windows' moved a synchronous handle's pointer). Room past the end reserved
+ * leaves the length as it was. A device has no place. */
+static void test_file_at(void **state)
+{
+	(void)state;
+	char dir[512], path[600], text[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	struct tt_os_new_file made;
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_new(path, 0, &file, &made), 0);
+	assert_int_equal(tt_os_file_name(&file, path, &made), 0);
+	struct tt_os_file_sink sink;
+	tt_os_file_sink(&sink, file);
+	assert_int_equal(sink.sink.put(&sink.sink, "hello", 5, " world", 6, 0), 0);
+	assert_int_equal(tt_os_file_write_at(&sink.file, "J", 1, 0), 1);
+	assert_int_equal(sink.sink.put(&sink.sink, "!", 1, NULL, 0, 11), 0);
+	char back[16] = {0};
+	assert_int_equal(tt_os_file_read_at(&sink.file, back, 5, 6), 5);
+	assert_string_equal(back, "world");
+	assert_int_equal(tt_os_file_read_at(&sink.file, back, sizeof back, 12), 0);
+	assert_int_equal(tt_os_file_read_at(&sink.file, back, sizeof back, 1000), 0);
+	assert_int_equal(sink.sink.put(&sink.sink, "?", 1, NULL, 0, 12), 0);
+	int rc;
+	while ((rc = tt_os_file_reserve_past(&sink.file, 13, 1 << 20)) == -EINTR)
+		;
+	assert_true(rc == 0 || rc == -EOPNOTSUPP);
+	assert_int_equal(tt_os_file_read_at(&sink.file, back, sizeof back, 0), 13);
+	assert_memory_equal(back, "Jello world!?", 13);
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+	const char *at = made.tmp[0] ? made.tmp : path; /* (named where it was made) */
+	assert_string_equal(tt_file_text(at, text, sizeof text), "Jello world!?");
+	remove(at);
+	tt_temp_dir_remove(dir);
+	assert_int_equal(tt_os_file_open(TT_NULL_DEVICE, &file), 0);
+#ifdef _WIN32
+	assert_int_equal(tt_os_file_write_at(&file, "x", 1, 0), -ESPIPE);
+#endif
+	assert_int_equal(tt_os_file_close(&file), 0);
 }
 
 /* Clocks that go forward, the wall clock after 2020, an anchor on both. */
@@ -2541,7 +2581,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_reserve_growable), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_path_regular), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity), cmocka_unit_test(test_file_copy),
-		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
+		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room), cmocka_unit_test(test_file_at),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_thread_counters),
 		cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),

@@ -2,13 +2,14 @@
  * two scopes and a counter as fast as they can, never joined, while main either
  * sleeps MS milliseconds and returns (the dump at exit, the threads still counting
  * their drops), or calls tt_dump("dump-NN.ttr") every MS milliseconds, DUMPS times,
+ * (with "move", the file TICKTRACE_OUT names moved to NAME.moved after half of them),
  * or ends the process by TerminateProcess after MS milliseconds (kill: the threads
  * record one event, then wait 300 ms before they spin, so that tt-live or tt-stream
  * has described them in the file before they drop anything; ended once the file grew
  * after they began to drop).
  *
  *     dropping.exe exit MS
- *     dropping.exe dump MS DUMPS
+ *     dropping.exe dump MS DUMPS [move]
  *     dropping.exe kill MS */
 #include <stdint.h>
 #include <stdio.h>
@@ -79,8 +80,17 @@ int main(int argc, char **argv)
 	for (int k = 0; k < 4; k++)
 		if (WaitForSingleObject(tt_registered, 60000) != WAIT_OBJECT_0)
 			return 3;
+	int move = argc > 4 && strcmp(argv[4], "move") == 0;
 	for (int d = 0; d < dumps; d++) {
 		Sleep(ms);
+		char out[MAX_PATH], moved[MAX_PATH + 8];
+		DWORD len = GetEnvironmentVariableA("TICKTRACE_OUT", out, sizeof out);
+		if (move && d == dumps / 2 &&
+		    (!len || len >= sizeof out || snprintf(moved, sizeof moved, "%s.moved", out) < 0 ||
+		     !MoveFileExA(out, moved, 0))) {
+			fprintf(stderr, "dropping: %s not moved: error %lu\n", out, GetLastError());
+			return 1;
+		}
 		char path[32];
 		snprintf(path, sizeof path, "dump-%02d.ttr", d);
 		int rc = tt_dump(path);

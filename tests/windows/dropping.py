@@ -14,12 +14,17 @@ stream_kill: mode stream whose disk falls behind four threads (a buffer of two
         chunks), the process ended by TerminateProcess (no totals written): the drops
         located in the file as they happened, each run a slice "ticktrace: events
         dropped" that closes the scopes that ended in it, none of their ends left
-        unmatched, the file's drop count theirs (was: "dropped 0", the ends unmatched).
+        unmatched, the file's drop count theirs (was: "dropped 0", the ends unmatched);
+        its header written again as tt-stream passes (as Linux's drain does), so that the
+        file's clock runs at least to the threads' start, 300 ms in (was: 0 s, the
+        header as the run began).
 live_kill: a live file (mode stop), its threads described before their buffers
         filled, the process ended by TerminateProcess: each thread's drops in the
         live file (was: "dropped 0", the counts of when it was described).
 stream_dump: tt_dump(path) in mode stream every 20 ms while the threads drop: each a
-        copy of the file ended as a complete run, read, the drops in it (was: -ENOTSUP).
+        copy of the file ended as a complete run, read, the drops in it (was: -ENOTSUP);
+        the streamed file renamed after half of them, the later copies still read back
+        from it (was: -ENOENT, read back by its name), and it ends complete there.
 
     dropping.py WRAPPER DROPPING.EXE [stop|stream_kill|live_kill|stream_dump]"""
 import os
@@ -134,6 +139,9 @@ def stream_kill(ticktrace, wrapper, exe, d):
         out, _ = info(ticktrace, ttr, what)
         if "ended:    NO" not in out:
             fail(f"{what}: the file does not say the run was killed:\n{out}")
+        recorded = re.search(r"recorded for ([0-9.]+) s", out)
+        if not recorded or float(recorded[1]) < 0.3:
+            fail(f"{what}: its clock not measured past the threads' start (300 ms in):\n{out}")
         runs, located = located_drops(ticktrace, ttr, what, out)
         os.remove(ttr)
         print(f"{what}: {sum(n for n, _ in runs)} runs of dropped events ({located} events) in the file "
@@ -154,8 +162,14 @@ def live_kill(ticktrace, wrapper, exe, d):
 
 def stream_dump(ticktrace, wrapper, exe, d):
     dumps = 8
+    streamed = os.path.join(d, "stream.ttr")
     program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": "8192",
-                              "TICKTRACE_OUT": wine_path(os.path.join(d, "stream.ttr"))}, "dump", 20, dumps)
+                              "TICKTRACE_OUT": wine_path(streamed)}, "dump", 20, dumps, "move")
+    if os.path.exists(streamed):
+        fail(f"stream, tt_dump: {streamed} not moved to stream.ttr.moved")
+    out, warnings = info(ticktrace, streamed + ".moved", "stream, moved")
+    if "ended:    NO" in out or "mode stream" not in out:
+        fail(f"stream, moved: the streamed file not ended where it was moved:\n{warnings}{out}")
     dropped = []
     for k in range(dumps):
         what = f"stream, tt_dump {k}"
@@ -166,7 +180,8 @@ def stream_dump(ticktrace, wrapper, exe, d):
         dropped.append(int(records[2]))
     if not dropped[-1]:
         fail(f"stream, tt_dump: no events dropped by the last dump: {dropped}")
-    print(f"stream, tt_dump: {dumps} copies of the file, each a complete run (dropped {dropped})")
+    print(f"stream, tt_dump: {dumps} copies of the file, each a complete run (dropped {dropped}), the file "
+          f"moved after {dumps // 2}, ended there")
 
 
 def main():
