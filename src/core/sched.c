@@ -218,14 +218,14 @@ void tt__sched_say_refused(void)
 	uint64_t unread = __atomic_load_n(&tt__counters_unread, __ATOMIC_RELAXED);
 	if (unread)
 		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' counters reached its "
-			"budget (%g%% of the program's CPU time, or %g%% of one CPU's where more, and %g%% of "
+			"budget (%g%% of the program's CPU time, and %g%% of "
 			"what its cores had idle in its first second and %g%% of what they had idle all "
 			"run long, up to %g%% of one CPU's time; a spike of %d ms and more pays for its "
-			"readings, up to %g%% of one CPU's time): at least %" PRIu64
+			"readings, up to %g%% of the program's CPU time): at least %" PRIu64
 			" scope%s open long enough to be read went unread (past it, it looks every %d to %d ms, "
 			"and does not see those that open and end between), their spikes have no split\n",
-			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, TT__COUNTERS_START_PCT, TT__COUNTERS_IDLE_PCT,
-			TT__COUNTERS_IDLE_MAX_PCT, TT__COUNTERS_SPIKE_NS / 1000000, TT__COUNTERS_SPIKE_WALL_PCT, unread,
+			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_START_PCT, TT__COUNTERS_IDLE_PCT,
+			TT__COUNTERS_IDLE_MAX_PCT, TT__COUNTERS_SPIKE_NS / 1000000, TT__COUNTERS_SPIKE_PCT, unread,
 			unread == 1 ? "" : "s",
 			TT__COUNTERS_OVER_BUDGET_NS / 1000000, TT__COUNTERS_OVER_BUDGET_MAX_NS / 1000000);
 	int64_t held_ns = tt__scopes_held_for();
@@ -234,7 +234,7 @@ void tt__sched_say_refused(void)
 			"scopes, reached its share (%g%% of the program's CPU time, or %g%% of one CPU's "
 			"where more) and stopped for %.0f ms of the run: a scope whose thread went on "
 			"recording inside it was read then only where its thread recorded nothing for 2 ms\n",
-			TT__SCOPES_PCT, TT__COUNTERS_BUDGET_WALL_PCT, (double)held_ns / 1e6);
+			TT__SCOPES_PCT, TT__SCOPES_WALL_PCT, (double)held_ns / 1e6);
 	if (tt__sched_late)
 		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "

@@ -485,12 +485,12 @@ def refused_short(tmp):
 def budget_allowed(wall, process):
     """What tt-sched may spend on the counters in a run of `wall` ns whose process used
     `process` ns of CPU time: its idle allowance at most (1 % of what its cores had in
-    the first second, 0.25 % of all run long, up to 0.5 % of one CPU's), the larger
-    share (0.3 % of the process's CPU time, 0.1 % of one CPU's), and what spikes of 5 ms
-    and more paid back (1 % of one CPU's time at most)."""
+    the first second, 0.25 % of all run long, up to 0.5 % of one CPU's), its share
+    (0.3 % of the process's CPU time), and what spikes of 5 ms and more paid back (0.5 %
+    of the process's CPU time at most)."""
     cores = len(os.sched_getaffinity(0))
     return ((cores * min(wall, 1e9) - (process if wall <= 1e9 else 0)) / 100 + min(cores * 0.0025, 0.005) * wall +
-            max(process * 0.003, wall * 0.001) + wall * 0.01)
+            process * 0.003 + process * 0.005)
 
 
 def scopes_of(f, index, name=None):
@@ -538,7 +538,8 @@ def budget(tmp):
     # what it does not charge (its first 8 scopes, its looks with nothing to read) and a
     # reading past it, within 1 ms more (a loaded machine's uncharged looks cost more:
     # 1.66 ms against a budget of 1.15 in a fresh-clone CI run at load 30); naps a loaded
-    # machine stretched to 5 ms and more pay for their readings, up to 1 % of one CPU's time.
+    # machine stretched to 5 ms and more pay for their readings, up to 0.5 % of the
+    # process's CPU time.
     # (read by tt-sched: a reading inside a nap; each thread reads its own as it starts)
     # (the budget binds only naps under 5 ms: those the load stretched past it are read)
     # That binds tt-sched's CPU time, not which threads it reads: every thread may have
