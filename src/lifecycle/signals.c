@@ -15,7 +15,13 @@
  *
  * A handler the program installs after ticktrace started replaces ticktrace's; and the
  * program asking (sigaction, signal) of one of those four sees the action it
- * had, not ticktrace's: one that installs its handler only over the default does. */
+ * had, not ticktrace's: one that installs its handler only over the default does.
+ * Where the program sets one back to its default (gzip's and many GNU tools' handlers:
+ * clean up, SIG_DFL, raise it again), ticktrace's is installed instead, shown as that
+ * default, so the raise that follows has the trace written. A handler of the program's
+ * with SA_RESETHAND, which the kernel would reset to the default unseen, goes through
+ * ticktrace's reset: the program's handler runs over ticktrace's, installed as its
+ * default. An ignored one is never taken. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +40,7 @@ static const int tt__crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL
 static const int tt__end_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE};
 
 static struct sigaction tt__program_actions[NSIG]; /* what the program had installed */
+static int tt__end_taken; /* (the four are taken back at their default: crashes handled) */
 static int tt__dump_signal;
 static uint32_t tt__requests;  /* (tt_os_wait's word) dumps asked for */
 static uint32_t tt__done;      /* (tt_os_wait's word) dumps finished */
@@ -125,6 +132,21 @@ static void tt__wait_dump(uint32_t mine)
 	}
 }
 
+typedef int (*tt__sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*tt__handler_fn)(int);
+static tt__sigaction_fn tt__next_sigaction;
+static tt__handler_fn (*tt__next_signal)(int, tt__handler_fn);
+
+/* The C library's own (found before any signal handler may call them: dlsym is not
+ * async-signal-safe). */
+static void tt__find_next_signal_calls(void)
+{
+	if (!tt__next_sigaction)
+		tt__next_sigaction = (tt__sigaction_fn)(uintptr_t)dlsym(RTLD_NEXT, "sigaction");
+	if (!tt__next_signal)
+		tt__next_signal = (tt__handler_fn(*)(int, tt__handler_fn))(uintptr_t)dlsym(RTLD_NEXT, "signal");
+}
+
 /* The signal goes where it would have gone without ticktrace. */
 static void tt__chain(int sig, siginfo_t *info, void *context)
 {
@@ -149,7 +171,7 @@ static void tt__chain(int sig, siginfo_t *info, void *context)
 	}
 	/* Blocked while this handler runs: it comes again, with the default action, as
 	 * soon as the handler returns (a fault would anyway, at its instruction). */
-	signal(sig, SIG_DFL);
+	tt__next_signal(sig, SIG_DFL); /* (not signal: that would take it back) */
 	raise(sig);
 }
 
@@ -195,51 +217,95 @@ static int tt__signal_named(const char *text)
 	return *text && !*end && number > 0 && number < NSIG ? (int)number : 0;
 }
 
-/* Whether `seen` is ticktrace's action for a signal that ends the program, which the
- * program is shown as the action it had (the default). (A crash signal's is shown as
- * it is: a handler of the program's that chains to the one it found then has the
- * trace written.) */
-static int tt__taken_for_program(int sig, const struct sigaction *seen)
+static int tt__end_signal(int sig)
 {
-	int ends = 0;
 	for (size_t i = 0; i < sizeof tt__end_signals / sizeof tt__end_signals[0]; i++)
-		ends |= sig == tt__end_signals[i];
-	return ends && (seen->sa_flags & SA_SIGINFO) && seen->sa_sigaction == tt__on_crash;
+		if (sig == tt__end_signals[i])
+			return 1;
+	return 0;
 }
 
-typedef int (*tt__sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef void (*tt__handler_fn)(int);
-static tt__sigaction_fn tt__next_sigaction;
-static tt__handler_fn (*tt__next_signal)(int, tt__handler_fn);
-
-/* The C library's own (found before any signal handler may call them: dlsym is not
- * async-signal-safe). */
-static void tt__find_next_signal_calls(void)
+/* Ticktrace's action for a signal that ends the program, installed in its place. */
+static int tt__take_end(int sig, struct sigaction *was)
 {
-	if (!tt__next_sigaction)
-		tt__next_sigaction = (tt__sigaction_fn)(uintptr_t)dlsym(RTLD_NEXT, "sigaction");
-	if (!tt__next_signal)
-		tt__next_signal = (tt__handler_fn(*)(int, tt__handler_fn))(uintptr_t)dlsym(RTLD_NEXT, "signal");
+	struct sigaction action = {.sa_sigaction = tt__on_crash, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+	sigfillset(&action.sa_mask);
+	return tt__next_sigaction(sig, &action, was);
+}
+
+/* A handler of the program's with SA_RESETHAND, run as the kernel would (reset first),
+ * the default it is reset to ticktrace's. */
+static void tt__on_reset(int sig, siginfo_t *info, void *context)
+{
+	int saved_errno = errno;
+	tt__take_end(sig, NULL);
+	errno = saved_errno;
+	tt__chain(sig, info, context);
+}
+
+/* Whether `seen` is ticktrace's action for a signal that ends the program, which the
+ * program is shown as the action it had (the default, or its own handler under
+ * tt__on_reset). (A crash signal's is shown as it is: a handler of the program's that
+ * chains to the one it found then has the trace written.) */
+static int tt__taken_for_program(int sig, const struct sigaction *seen)
+{
+	return tt__end_signal(sig) && (seen->sa_flags & SA_SIGINFO) &&
+	       (seen->sa_sigaction == tt__on_crash || seen->sa_sigaction == tt__on_reset);
+}
+
+/* Whether the program's `action` for `sig` is one ticktrace puts its own under: the
+ * default of a signal that ends the program, or a handler the kernel resets to it. */
+static int tt__takes(int sig, const struct sigaction *action)
+{
+	if (!action || !__atomic_load_n(&tt__end_taken, __ATOMIC_ACQUIRE) || !tt__end_signal(sig) ||
+	    sig == tt__dump_signal)
+		return 0;
+	int handler = (action->sa_flags & SA_SIGINFO) ||
+		      (action->sa_handler != SIG_DFL && action->sa_handler != SIG_IGN);
+	return handler ? (action->sa_flags & SA_RESETHAND) != 0 : action->sa_handler == SIG_DFL;
 }
 
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *action,
 							 struct sigaction *old)
 {
 	tt__find_next_signal_calls();
-	int rc = tt__next_sigaction(sig, action, old);
-	if (rc == 0 && old && tt__taken_for_program(sig, old))
-		*old = tt__program_actions[sig];
+	if (!tt__takes(sig, action)) {
+		int rc = tt__next_sigaction(sig, action, old);
+		if (rc == 0 && old && tt__taken_for_program(sig, old))
+			*old = tt__program_actions[sig];
+		return rc;
+	}
+	/* (what the program asks is written before ticktrace's goes in: its handlers read it) */
+	struct sigaction had = tt__program_actions[sig], was;
+	tt__program_actions[sig] = *action;
+	int rc;
+	if (action->sa_flags & SA_RESETHAND) {
+		struct sigaction reset = *action;
+		reset.sa_flags = (action->sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+		reset.sa_sigaction = tt__on_reset;
+		rc = tt__next_sigaction(sig, &reset, &was);
+	} else {
+		rc = tt__take_end(sig, &was);
+	}
+	if (rc != 0)
+		tt__program_actions[sig] = had;
+	else if (old)
+		*old = tt__taken_for_program(sig, &was) ? had : was;
 	return rc;
 }
 
 __attribute__((visibility("default"))) tt__handler_fn signal(int sig, tt__handler_fn handler)
 {
 	tt__find_next_signal_calls();
-	tt__handler_fn was = tt__next_signal(sig, handler);
+	struct sigaction action = {.sa_handler = handler, .sa_flags = SA_RESTART}, was;
+	if (tt__takes(sig, &action)) /* (the default: through sigaction, which takes it) */
+		return sigaction(sig, &action, &was) == 0 ? was.sa_handler : SIG_ERR;
+	tt__handler_fn had = tt__next_signal(sig, handler);
 	/* (the C library returns a handler's sa_handler, which shares sa_sigaction's place) */
-	struct sigaction seen = {.sa_sigaction = tt__on_crash, .sa_flags = SA_SIGINFO};
-	return (uintptr_t)was == (uintptr_t)tt__on_crash && tt__taken_for_program(sig, &seen) ?
-		       tt__program_actions[sig].sa_handler : was;
+	struct sigaction seen = {.sa_sigaction = (void (*)(int, siginfo_t *, void *))(uintptr_t)had,
+				 .sa_flags = SA_SIGINFO};
+	return had != SIG_ERR && tt__taken_for_program(sig, &seen) ? tt__program_actions[sig].sa_handler
+								     : had;
 }
 
 static int tt__install(int sig, struct sigaction *action)
@@ -280,6 +346,7 @@ int tt__signals_init(void)
 	struct sigaction action = {.sa_sigaction = tt__on_crash, .sa_flags = SA_SIGINFO | SA_ONSTACK};
 	for (size_t i = 0; i < sizeof tt__crash_signals / sizeof tt__crash_signals[0]; i++)
 		tt__install(tt__crash_signals[i], &action);
+	__atomic_store_n(&tt__end_taken, 1, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < sizeof tt__end_signals / sizeof tt__end_signals[0]; i++) {
 		struct sigaction now;
 		int sig = tt__end_signals[i];

@@ -11,10 +11,18 @@ ticktrace's own lines into a pipe whose reader left (outside recheck r39 F5).
     with lines to say at exit (drops): the program exits 0 as it would untraced, its
     trace written. Before, ticktrace's first line raised SIGPIPE and the program died
     of it, its trace not written.
+  - `gzip`: the program's own handlers, gzip's (and many GNU tools'): clean up, set
+    the default back, raise the signal again; for SIGPIPE and for SIGTERM (`kill`).
+    The trace is written and says the signal, the program dies of it, its handler
+    ran and was shown its handler, then the default (outside recheck r44 Z1: before,
+    no trace, nothing said).
+  - `resethand`: a handler installed with SA_RESETHAND that raises the signal again
+    (the kernel reset it to the default): the same (before, no trace).
 In modes stop, ring and stream.
 
 Usage: sigpipe.py PROG TICKTRACE (PROG: closes_stderr_prog)"""
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,14 +47,19 @@ def info(name, out):
     return p.stdout
 
 
-def reader_leaves(tmp, how, mode):
-    name = f"{how}, mode {mode}"
-    out = os.path.join(tmp, f"{how}-{mode}.ttr")
+def reader_leaves(tmp, how, mode, kill=False):
+    """The reader leaves (SIGPIPE), or with `kill` the program is sent SIGTERM."""
+    sig = signal.SIGTERM if kill else signal.SIGPIPE
+    name = f"{how}, mode {mode}" + (", SIGTERM" if kill else "")
+    out = os.path.join(tmp, f"{how}-{mode}-{int(sig)}.ttr")
     with tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen([PROG, how], env=env_for(out, mode), stdout=subprocess.PIPE,
                              stderr=err)
         try:
             first = p.stdout.readline()
+            if kill:
+                p.send_signal(signal.SIGTERM)
+                code = p.wait(timeout=120)
             p.stdout.close()  # (the reader leaves: `| head -1`)
             code = p.wait(timeout=120)
         finally:
@@ -57,10 +70,12 @@ def reader_leaves(tmp, how, mode):
         said = err.read()
     check(first == b"line\n", f"{name}: its first line was {first!r}")
     text = info(name, out)
-    if how == "lines":
-        check(code == -13, f"{name}: ended by {code}, not by SIGPIPE: {said}")
-        check("ended:    by" in text and "13" in text,
-              f"{name}: the trace does not say the run was ended by signal 13: {text}")
+    if how != "ignored":
+        check(code == -sig, f"{name}: ended by {code}, not by signal {int(sig)}: {said}")
+        check(f"ended:    by signal {int(sig)} " in text,
+              f"{name}: the trace does not say the run was ended by signal {int(sig)}: {text}")
+        check(how != "gzip" or said.startswith("cleaned\n"),
+              f"{name}: its handler did not run, or said: {said}")
     else:
         check(code == 3, f"{name}: exit {code}, not 3 (its failed write): {said}")
         check("ended:" not in text, f"{name}: the trace says the run ended by a signal: {text}")
@@ -87,6 +102,9 @@ def main():
         for mode in ("stop", "ring", "stream"):
             reader_leaves(tmp, "lines", mode)
             reader_leaves(tmp, "ignored", mode)
+            for how in ("gzip", "resethand"):
+                reader_leaves(tmp, how, mode)
+                reader_leaves(tmp, how, mode, kill=True)
             stderr_gone(tmp, mode)
     return verdict()
 
