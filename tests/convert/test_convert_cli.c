@@ -1,6 +1,7 @@
 /* The converter's commands and options end to end on synthetic raw files: warnings,
  * libraries loaded where another was, processes merged, the output file rules
- * (--force, stdout, planted files), filters, info, progress and usage. */
+ * (--force, stdout, planted files), filters and --split (the thread states they cut), info,
+ * progress and usage. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -411,6 +412,84 @@ static void test_filter_deep_nesting(void **state)
 	free(r.out);
 }
 
+/* The ns a JSON trace's thread states named `name` last in all (cat "sched"). */
+static int64_t states_ns(const char *path, const char *name)
+{
+	cJSON *root = tt_json_load(path);
+	int64_t ns = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, field(root, "traceEvents"))
+	{
+		const cJSON *cat = cJSON_GetObjectItemCaseSensitive(ev, "cat");
+		if (cJSON_IsString(cat) && strcmp(cat->valuestring, "sched") == 0 &&
+		    strcmp(field(ev, "name")->valuestring, name) == 0)
+			ns += tt_json_ns(ev, "dur");
+	}
+	cJSON_Delete(root);
+	return ns;
+}
+
+/* A thread whose last state, a run, its exit ends (2 us to 9 us), crossed by every
+ * shard's edge of a --split and by --to's: each shard holds its piece of the run, and
+ * the shards add up to the whole run's 7 us, as split_shards.py checks of a recorded
+ * run; --to's window holds the run up to its end. The run was shown only in the shard
+ * that holds the exit (from that shard's start: CI's ASan run lost 16.75 us of it),
+ * and not at all in a window that ends before the exit. */
+static void test_split_states_up_to_the_exit(void **state)
+{
+	struct tt_fixture *fx = *state;
+#define NS(x) (5000000000 + (x))
+	static const struct tt_sched_state states[] = {
+		{NS(1000), 0, TT_SCHED_BLOCKED}, {NS(2000), 0, TT_SCHED_RUNNING},
+	};
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_WORK, 4000), R(TT_REC_END, 0, 4500),
+		R(TT_REC_BEGIN, S_WORK, 5000), R(TT_REC_END, 0, 5500),
+		R(TT_REC_BEGIN, S_WORK, 6000), R(TT_REC_END, 0, 6500),
+		R(TT_REC_BEGIN, S_WORK, 7000), R(TT_REC_END, 0, 7500),
+	};
+	struct tt_tw w;
+	open_demo(&w, fx->in, NULL);
+	struct tt_thread_info ti = {.index = 0, .tid = 101, .events = N(rec),
+				    .flags = TT_THREAD_SCHED | TT_THREAD_EXITED};
+	tt_tw_thread_info(&w, &ti, "worker");
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_sched_exited(&w, 0, 0, NS(500), states, N(states), NS(9000));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+#undef NS
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	assert_int_equal(states_ns(fx->out, "Running"), 7500);
+	assert_int_equal(states_ns(fx->out, "Blocked"), 1000);
+
+	TT_RUN(&r, "convert", "-q", fx->in, "--split", "1", "-o", fx->out, "--force");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	int64_t running = 0, blocked = 0;
+	unsigned shards = 0;
+	for (;; shards++) {
+		char shard[160];
+		snprintf(shard, sizeof(shard), "%s/run.%04u.json", fx->dir, shards + 1);
+		if (access(shard, F_OK) != 0)
+			break;
+		running += states_ns(shard, "Running");
+		blocked += states_ns(shard, "Blocked");
+	}
+	if (shards < 3 || running != 7500 || blocked != 1000)
+		fail_msg("%u shards: Running %" PRId64 " ns, Blocked %" PRId64 " ns in all, not 7500 and 1000",
+			 shards, running, blocked);
+
+	TT_RUN(&r, "convert", "-q", fx->in, "--to", "5us", "-o", fx->out, "--force");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	/* (the window ends after its last ns: at 5.001 us) */
+	assert_int_equal(states_ns(fx->out, "Running"), 500 + 3001);
+	assert_int_equal(states_ns(fx->out, "Blocked"), 1000);
+}
+
 /* Issue 24 item 17: filters that keep nothing once passed without a word. They are
  * said on stderr; convert still writes a valid, empty trace and exits 0, as does
  * flame. */
@@ -588,6 +667,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filter_deep_nesting, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filter_keeps_nothing, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_split_states_up_to_the_exit, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_progress, setup, tt_fixture_teardown),
 		cmocka_unit_test(test_usage),

@@ -214,7 +214,14 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
 		 const struct tt_sched_state *states, size_t n)
 {
-	struct tt_sched_info si = {.thread_index = index, .lost = lost, .since_ns = since_ns};
+	tt_tw_sched_exited(w, index, lost, since_ns, states, n, 0);
+}
+
+void tt_tw_sched_exited(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
+			const struct tt_sched_state *states, size_t n, int64_t exited_ns)
+{
+	struct tt_sched_info si = {.thread_index = index, .lost = lost, .since_ns = since_ns,
+				   .exited_ns = exited_ns};
 	tt_tw_section(w, TT_SEC_SCHED, sizeof(si) + n * sizeof(*states));
 	fwrite(&si, sizeof(si), 1, w->fp);
 	if (n) /* (states may be NULL) */

@@ -80,6 +80,9 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 /* A SCHED section: a thread's states (its THREAD section must carry TT_THREAD_SCHED). */
 void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
 		 const struct tt_sched_state *states, size_t n);
+/* The same, saying the thread exited at exited_ns (tt_sched_info.exited_ns). */
+void tt_tw_sched_exited(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
+			const struct tt_sched_state *states, size_t n, int64_t exited_ns);
 /* A SCHEDSTAT section: a thread's counters' readings, with `flags` (enum
  * tt_schedstat_flags, not checked). */
 void tt_tw_schedstat(struct tt_tw *w, uint32_t index, uint32_t flags,

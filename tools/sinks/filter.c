@@ -93,9 +93,10 @@ bool tt_filter_keeps_thread(const struct tt_filter *f, const struct tt_thread *t
 
 /* Thread th's states within [lo, hi) (ns on its clock), into out: none when it was
  * gone for good (tt_states_gone) by lo, else the first moved to lo where it began before, and an unknown state at hi where a later one begins there
- * or after, so that each piece ends where the window does (the last state, which
- * nothing ends, gets no end here either). A RUNNING state whose CPU only its switch
- * out says (tt_state_cpu) keeps it, that switch perhaps past hi. How many. */
+ * or after, or where the thread's exit that ends its last run (tt_state_exits) is
+ * there or after, so that each piece ends where the window does (the last state,
+ * which nothing ends, gets no end here either). A RUNNING state whose CPU only its
+ * switch out says (tt_state_cpu) keeps it, that switch perhaps past hi. How many. */
 static size_t tt_states_cut(const struct tt_thread *th, int64_t gone, int64_t lo, int64_t hi,
 			    struct tt_sched_state *out)
 {
@@ -115,7 +116,7 @@ static size_t tt_states_cut(const struct tt_thread *th, int64_t gone, int64_t lo
 		out[n].ns = out[n].ns > lo ? out[n].ns : lo;
 		n++;
 	}
-	if (n && i < th->nstates)
+	if (n && (i < th->nstates || (tt_state_exits(th, i - 1) && th->exited_ns >= hi)))
 		out[n++] = (struct tt_sched_state){.ns = hi, .what = TT_SCHED_UNKNOWN}; /* (none lost) */
 	return n;
 }

@@ -215,7 +215,9 @@ unsigned tt_state_rows_at(const struct tt_thread *th, int64_t at)
 	size_t first = across ? lo - 1 : lo;
 	if (first == th->nstates)
 		return 0;
-	return (across && tt_state_shown(th, first)) + tt_pf_is_out(&th->states[first]);
+	/* (a thread's last run, that its exit ends, is shown cut at the window's edges) */
+	return (across && (tt_state_shown(th, first) || tt_state_exits(th, first))) +
+	       tt_pf_is_out(&th->states[first]);
 }
 
 int tt_states_gone(const struct tt_trace *t, int64_t *gone)
