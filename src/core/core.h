@@ -513,13 +513,12 @@ extern uint64_t tt__counters_kept TT__HIDDEN; /* readings taken, of every thread
 extern unsigned tt__counters_few TT__HIDDEN;
 /* tt-sched's reading of the threads' records, to follow their scopes (counters.c):
  * its CPU time for them at most this share of the process's (or
- * TT__SCOPES_WALL_PCT of one CPU's since the run began where more), past
+ * TT__COUNTERS_BUDGET_WALL_PCT of one CPU's since the run began where more), past
  * which the threads' last records stand in. Its own share, beside the budget's: it reads every record
  * (2 ns each here, where threads record 0.7 million events a second each, to 7 where
  * two record 15 million flat out: lines another core just wrote), and the budget would
  * go to that alone where threads record hard, no scope read. */
 #define TT__SCOPES_PCT 0.5
-#define TT__SCOPES_WALL_PCT 0.1
 /* Past its budget (below), a thread's outermost scope open this long is watched anyway,
  * read at its pace to its end (a spike: it pays its readings back): the budget went to
  * many short scopes nested in it, and a program's longest spikes got none (outside
@@ -542,13 +541,14 @@ int64_t tt__scopes_held_for(void) TT__HIDDEN;
 #define TT__COUNTERS_BETWEEN_NS 8000000
 extern uint64_t tt__counters_blind TT__HIDDEN;
 /* tt-sched's budget for the counters (counters.c): its share of the process's CPU
- * time (once also 0.1 % of one CPU's time since the run began where that was more: on
- * a loaded machine, the program getting a third of a CPU, that doubled it). What it did not
+ * time, or of one CPU's time since the run began where that is more (both, added, gave
+ * a loaded machine's benchmark, its wall time long, up to twice either). What it did not
  * charge then (its wake-ups for looks with nothing to read, the threads' own last
  * readings) was some 0.4 % more in the benchmark: 0.5 % here made
  * schedstat_overhead_pct 1.2 to 1.7 %, 0.3 % 0.8 % (medians of 41 in turns, load 19 to
- * 35). Every wake-up is charged now (counters.c); the threads' own readings are not. */
+ * 35). Every wake-up is charged now (counters.c); the threads' last readings are not. */
 #define TT__COUNTERS_BUDGET_PCT 0.3
+#define TT__COUNTERS_BUDGET_WALL_PCT 0.1
 /* and, added to them, its idle allowance: this share of the CPU time the process's
  * cores had in the run's first TT__COUNTERS_START_NS that the program neither used nor
  * waited for (the shares alone were spent some 60 ms into a short run: 12 to 18 of a
@@ -568,19 +568,15 @@ extern uint64_t tt__counters_blind TT__HIDDEN;
 /* A spike of TT__COUNTERS_SPIKE_NS and more pays for its own readings: a watched scope
  * seen open that long gives the budget back what its first TT__COUNTERS_SPIKE_READINGS
  * readings cost (the mean of tt-sched's CPU time a reading: its looks and wake-ups
- * too), up to TT__COUNTERS_SPIKE_PCT of the process's CPU time (as the budget last
- * found it). The shares above then bind only the readings of scopes that end shorter:
- * on a loaded machine, where the program's cores are never idle, they were spent
- * within a few hundred milliseconds and most spikes of 5 ms and more had no split
- * (outside recheck r37 N1: an 8-worker daemon 237 to 276 of 300; 8 workers here 179
- * to 198 of 240, at load 21; each such spike needs two or three readings). Of the
- * process's CPU time, what the user pays, not of one CPU's time (1 % of it before): a
- * program that gets a third of a CPU on a loaded machine paid three times the share
- * (the benchmark's schedstat_overhead_pct 3.5 %, tt-sched 2.6 % of it); 0.5 % is what
- * 1 % of one CPU's was for a program that keeps two cores busy. */
+ * too), up to TT__COUNTERS_SPIKE_WALL_PCT of one CPU's time since the run began. The
+ * shares above then bind only the readings of scopes that end shorter: on a loaded
+ * machine, where the program's cores are never idle, they were spent within a few
+ * hundred milliseconds and most spikes of 5 ms and more had no split (outside recheck
+ * r37 N1: an 8-worker daemon 237 to 276 of 300; 8 workers here 179 to 198 of 240, at
+ * load 21; each such spike needs two or three readings) */
 #define TT__COUNTERS_SPIKE_NS 5000000
 #define TT__COUNTERS_SPIKE_READINGS 4
-#define TT__COUNTERS_SPIKE_PCT 0.5
+#define TT__COUNTERS_SPIKE_WALL_PCT 1.0
 /* tt-sched's looks while it is over its budget and reads nothing, less often while
  * they find no thread new to mark (counters.c): a scope that opens and ends between
  * two is not seen, and not counted unread */

@@ -49,8 +49,9 @@
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
 /* tt-sched's CPU time for the counters' readings, past which it watches no new scope:
- * a share of the process's CPU time, what the program pays (a program that mostly
- * sleeps, little CPU time of its own, has the idle allowance, core.h). Its readings cost 4 to 10 us each, and where
+ * a share of the process's CPU time, or a little of one CPU's time since the run
+ * began where that is more (a program that mostly sleeps has little CPU time of its
+ * own, which a few readings would seem large against). Its readings cost 4 to 10 us each, and where
  * many threads want more CPUs than there are, every short sleep is a spike of
  * milliseconds that needs two (the benchmark's 64 threads on 2 CPUs: some 1,300 a
  * run, four times the issue's 1 %). Charged: its looks and every wake-up for one
@@ -102,9 +103,6 @@ static void tt__counters_charge(int64_t ns)
 		tt__counters_spent_ns += ns;
 }
 
-/* the scopes watched as its last look ended; its count of watches as this one began */
-static uint64_t tt__counters_open_watches, tt__counters_look_watches;
-
 /* A share of tt-sched's CPU time (the counters' budget, the records' share): what it
  * allows as last found, and when it was found past it (0: within it). */
 struct tt__share {
@@ -133,25 +131,22 @@ static int tt__share_past(struct tt__share *sh, double spent, double floor, int6
 	return past;
 }
 
-/* One CPU's share of the time since tt-sched first looked, the records' share where
- * larger (a program that mostly waits has little CPU time of its own, which its first
- * records would seem large against). */
+/* One CPU's share of the time since tt-sched first looked, the larger of each share's
+ * two (a program that mostly waits has little CPU time of its own, which a few
+ * readings, or its first records, would seem large against). */
 static double tt__share_one_cpu(int64_t now_ns)
 {
-	return (double)(now_ns - tt__counters_first_ns) * TT__SCOPES_WALL_PCT / 100;
+	return (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_BUDGET_WALL_PCT / 100;
 }
 
 static struct tt__share tt__counters_budget; /* the budget as it last found it */
-/* the process's CPU time as the budget last found it, and when */
-static double tt__counters_cpu_found_ns;
-static int64_t tt__counters_found_at_ns;
 
 /* A watch whose scope was seen open TT__COUNTERS_SPIKE_NS or more, a spike (a scope its
  * records opened, not a last record standing in: an idle thread's would pass): its
  * readings so far (its first TT__COUNTERS_SPIKE_READINGS) paid back (core.h), as soon
  * as it is seen so (100 threads' spikes at once spent the budget on their first
  * readings, none paid back before their ends). */
-static void tt__counters_repay(struct tt__counters *c)
+static void tt__counters_repay(struct tt__counters *c, int64_t now_ns)
 {
 	if (c->open_seen_ns - c->since_ns < TT__COUNTERS_SPIKE_NS || !tt__counters_kept)
 		return;
@@ -160,7 +155,8 @@ static void tt__counters_repay(struct tt__counters *c)
 	if (readings <= c->repaid)
 		return;
 	double back = (double)tt__counters_cost_ns / (double)tt__counters_kept * (double)(readings - c->repaid);
-	double most = tt__counters_cpu_found_ns * TT__COUNTERS_SPIKE_PCT / 100 - (double)tt__counters_repaid_ns;
+	double most = (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_SPIKE_WALL_PCT / 100 -
+		      (double)tt__counters_repaid_ns;
 	back = back < most ? back : most;
 	c->repaid = (uint32_t)readings;
 	if (back > 0) {
@@ -254,31 +250,11 @@ static double tt__counters_find_budget(int64_t now_ns)
 	double idle_share = idle > 0 ? idle * TT__COUNTERS_IDLE_PCT / 100 : 0;
 	if (idle_share > wall * TT__COUNTERS_IDLE_MAX_PCT / 100)
 		idle_share = wall * TT__COUNTERS_IDLE_MAX_PCT / 100;
-	tt__counters_cpu_found_ns = cpu;
-	tt__counters_found_at_ns = now_ns;
-	/* (of the program's CPU time alone: one CPU's time where more was three times the
-	 * program's share on a loaded machine, where it gets a third of a CPU; one that
-	 * mostly sleeps has the idle allowance) */
-	return tt__counters_start_ns + idle_share + cpu * TT__COUNTERS_BUDGET_PCT / 100;
-}
-
-/* How long the program, at the pace its CPU time grew as the budget last found it,
- * takes to pay for `cost_ns` of tt-sched's CPU time at the budget's share (0: not
- * known). */
-static int64_t tt__counters_earned_in(int64_t cost_ns)
-{
-	double wall = (double)(tt__counters_found_at_ns - tt__counters_first_ns);
-	double cpu = tt__counters_cpu_found_ns - (double)tt__counters_first_cpu_ns;
-	if (wall <= 0 || cpu <= 0 || cost_ns <= 0)
-		return 0;
-	return (int64_t)((double)cost_ns * wall / cpu * 100 / TT__COUNTERS_BUDGET_PCT);
-}
-
-/* Whether what spikes pay back has room left (as the budget last found the process's
- * CPU time): past the budget, a long scope is read only from it. */
-static int tt__counters_spikes_room(void)
-{
-	return (double)tt__counters_repaid_ns < tt__counters_cpu_found_ns * TT__COUNTERS_SPIKE_PCT / 100;
+	/* (the larger share, not both: a program that works keeps what the readings cost
+	 * to its CPU time's share, one that mostly sleeps gets one CPU's) */
+	cpu *= TT__COUNTERS_BUDGET_PCT / 100;
+	double one_cpu = tt__share_one_cpu(now_ns);
+	return tt__counters_start_ns + idle_share + (cpu > one_cpu ? cpu : one_cpu);
 }
 
 /* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
@@ -287,22 +263,16 @@ static int tt__counters_spikes_room(void)
  * only each TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
 static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 {
-	/* (and what the scopes it watches will cost: a reading each at least, the one after
-	 * it, at their mean cost; those it watched as it went past it were read to their
-	 * ends, twice the budget and more where dozens were) */
-	uint64_t watched = tt__counters_open_watches + (tt__counters_watches - tt__counters_look_watches);
-	double pledged = tt__counters_kept ? (double)tt__counters_cost_ns / (double)tt__counters_kept * (double)watched
-					   : 0;
 	double spent = (double)tt__counters_spent_ns +
-		       (tt__counters_watches > TT__COUNTERS_BUDGET_FREE ? (double)look_ns + pledged : 0);
+		       (tt__counters_watches > TT__COUNTERS_BUDGET_FREE ? (double)look_ns : 0);
 	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE)
 		return 0;
 	/* (sooner while the program leaves its cores idle: not once they are busy, as the
 	 * shares' budget then found again each 10 ms was most of what the benchmark's
 	 * readings cost more) */
 	int64_t again_ns = tt__counters_idle_grew ? TT__COUNTERS_START_AGAIN_NS : TT__COUNTERS_BUDGET_AGAIN_NS;
-	return tt__share_past(&tt__counters_budget, spent, tt__counters_start_ns, now_ns, again_ns,
-			      tt__counters_find_budget);
+	return tt__share_past(&tt__counters_budget, spent, tt__counters_start_ns + tt__share_one_cpu(now_ns), now_ns,
+			      again_ns, tt__counters_find_budget);
 }
 
 /* tt-sched's CPU time reading the threads' records since the run began; its share for
@@ -346,9 +316,6 @@ void tt__counters_after_fork(void)
 	tt__counters_over_wait_ns = 0;
 	tt__counters_resting = 0;
 	tt__counters_budget = (struct tt__share){0};
-	tt__counters_cpu_found_ns = 0;
-	tt__counters_found_at_ns = 0;
-	tt__counters_open_watches = tt__counters_look_watches = 0;
 	tt__counters_watches = 0;
 	tt__counters_start_ns = tt__counters_idle_ns = 0;
 	tt__counters_start_found = 0;
@@ -954,7 +921,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_first_cpu_ns = tt_os_process_cpu_ns();
 		tt__counters_first_ns = tt_os_monotonic_ns();
 	}
-	int64_t looked_ns = tt__counters_looked_ns; /* (the last look's end: this one's cost from it) */
 	if (tt__counters_looked_ns)
 		tt__counters_charge(own_ns - tt__counters_looked_ns);
 	struct tt_anchor now;
@@ -980,9 +946,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	tt__counters_tick_faults = 0;
 	if (alone)
 		tt__counters_start_share(now.monotonic_ns);
-	tt__counters_look_watches = tt__counters_watches;
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
-	int long_begun = 0; /* (a long scope's watch begun past the budget, this look) */
 	/* (only of threads whose counters are their states' source: beside the switches,
 	 * for stolen time and wake-ups alone, the last record stands in, as it did; not only where perf
 	 * was refused for every thread: threads refused as they started, tt-sched not yet
@@ -1037,7 +1001,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			/* it ended (or, its scopes not known, the thread recorded again): the
 			 * reading after */
 			tt__counters_read(slot);
-			tt__counters_repay(c);
+			tt__counters_repay(c, now.monotonic_ns);
 			c->watched = 0;
 			read = 1;
 			resume = open >= c->outer && tt__scopes_open(&c->scopes, c->outer);
@@ -1052,13 +1016,8 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		 * watched is read to its end, no scope inside it but one that long (outside
 		 * recheck r42 N4: xz's 100 to 300 ms scopes inside its thread's watched one,
 		 * read each quarter of its age, unread for up to 0.84 s); and once one inside
-		 * ended, on from it, not the next short one inside. Only while what spikes pay
-		 * back has room, and one a look (it pays back at the looks after): they were
-		 * most of what it read past the budget (the benchmark's 2 ms sleeps, stretched
-		 * past 20 ms at load 30: 25 to 177 a run, dozens begun at one look), its CPU
-		 * time two to four times the budget. */
-		uint64_t long_open = over_budget && !long_begun && tt__counters_spikes_room()
-					     ? tt__scopes_deepest(&c->scopes, now.tsc - long_ticks) : 0;
+		 * ended, on from it, not the next short one inside. */
+		uint64_t long_open = over_budget ? tt__scopes_deepest(&c->scopes, now.tsc - long_ticks) : 0;
 		if (resume && over_budget && due) {
 			open = long_open > c->outer ? long_open : c->outer;
 			due = open != c->watched;
@@ -1071,7 +1030,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
 								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
 			}
-			tt__counters_repay(c);
+			tt__counters_repay(c, now.monotonic_ns);
 			if (now.monotonic_ns - c->since_ns < youngest_ns)
 				youngest_ns = now.monotonic_ns - c->since_ns;
 			watching = 1;
@@ -1136,7 +1095,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			if (!long_open)
 				continue;
 			open = long_open;
-			long_begun = 1;
 		}
 		/* Held to the budget scope by scope (above): one look may find dozens due (64
 		 * threads napping), each a reading now and more to its end, which took
@@ -1170,9 +1128,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 				tt__counters_read(slot);
 		}
 	}
-	tt__counters_open_watches = 0;
-	for (uint32_t i = 0; i < tt__counters_listed; i++)
-		tt__counters_open_watches += tt__counters_list[i]->sched.counters.watched != 0;
 	tt__sched_unlock_held_signals();
 	tt__counters_looked_ns = tt_os_thread_cpu_ns();
 	tt__counters_charge(tt__counters_looked_ns - own_ns);
@@ -1205,13 +1160,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		int64_t slower = 2 * tt__counters_over_wait_ns;
 		tt__counters_over_wait_ns = unmarked || !slower ? TT__COUNTERS_OVER_BUDGET_NS
 					  : slower < TT__COUNTERS_OVER_BUDGET_MAX_NS ? slower : TT__COUNTERS_OVER_BUDGET_MAX_NS;
-		/* and no sooner than the program, at its pace, pays for this look (its wake-up
-		 * too) at the budget's share: every 10 ms they were most of what tt-sched cost
-		 * once past it on a loaded machine, as many as the wall time allowed (a loaded
-		 * test's 8 workers, 5.8 s: 19 ms of CPU time against a budget of 4.3) */
-		int64_t earned = looked_ns ? tt__counters_earned_in(tt__counters_looked_ns - looked_ns) : 0;
-		earned = earned < TT__COUNTERS_OVER_BUDGET_MAX_NS ? earned : TT__COUNTERS_OVER_BUDGET_MAX_NS;
-		wait_ns = earned > tt__counters_over_wait_ns ? earned : tt__counters_over_wait_ns;
+		wait_ns = tt__counters_over_wait_ns;
 	} else {
 		tt__counters_over_wait_ns = 0;
 	}

@@ -223,14 +223,14 @@ void tt__sched_say_refused(void)
 	uint64_t unread = __atomic_load_n(&tt__counters_unread, __ATOMIC_RELAXED);
 	if (unread)
 		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' counters reached its "
-			"budget (%g%% of the program's CPU time, and %g%% of "
+			"budget (%g%% of the program's CPU time, or %g%% of one CPU's where more, and %g%% of "
 			"what its cores had idle in its first second and %g%% of what they had idle all "
 			"run long, up to %g%% of one CPU's time; a spike of %d ms and more pays for its "
-			"readings, up to %g%% of the program's CPU time): at least %" PRIu64
+			"readings, up to %g%% of one CPU's time): at least %" PRIu64
 			" scope%s open long enough to be read went unread (past it, it looks every %d to %d ms, "
 			"and does not see those that open and end between), their spikes have no split\n",
-			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_START_PCT, TT__COUNTERS_IDLE_PCT,
-			TT__COUNTERS_IDLE_MAX_PCT, TT__COUNTERS_SPIKE_NS / 1000000, TT__COUNTERS_SPIKE_PCT, unread,
+			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, TT__COUNTERS_START_PCT, TT__COUNTERS_IDLE_PCT,
+			TT__COUNTERS_IDLE_MAX_PCT, TT__COUNTERS_SPIKE_NS / 1000000, TT__COUNTERS_SPIKE_WALL_PCT, unread,
 			unread == 1 ? "" : "s",
 			TT__COUNTERS_OVER_BUDGET_NS / 1000000, TT__COUNTERS_OVER_BUDGET_MAX_NS / 1000000);
 	int64_t held_ns = tt__scopes_held_for();
@@ -242,7 +242,7 @@ void tt__sched_say_refused(void)
 			"recorded (each %d ms once followed again, or past the budget above, and as a scope "
 			"begun before ended), %" PRIu64 " readings: a spike there splits as finely, a shorter "
 			"one may say nothing\n",
-			TT__SCOPES_PCT, TT__SCOPES_WALL_PCT, (double)held_ns / 1e6,
+			TT__SCOPES_PCT, TT__COUNTERS_BUDGET_WALL_PCT, (double)held_ns / 1e6,
 			TT__COUNTERS_BLIND_NS / 1000000, TT__COUNTERS_BETWEEN_NS / 1000000,
 			__atomic_load_n(&tt__counters_blind, __ATOMIC_RELAXED));
 	if (tt__sched_late)
