@@ -22,10 +22,11 @@
  *              the thread never goes 2 ms without a record, inside its scopes or out
  *   flood      FLOOD_THREADS threads record empty scopes "drop" flat out for 0.4 s (a
  *              line {"tt_sched_cpu_ns", ...}: below)
- *   heavy      HEAVY_THREADS threads record empty scopes "tick" flat out, more than
- *              tt-sched's share lets it follow, and in them, HEAVY_ROUNDS times, a
- *              scope "h_work" (30 ms of CPU time, ticking inside), "h_quiet" (20 ms
- *              of CPU time, no record inside) and "h_sleep" (10 ms asleep), their
+ *   heavy      HEAVY_THREADS threads record empty scopes "tick" (3 million records a
+ *              second each), more than tt-sched's share lets it follow, and in them,
+ *              HEAVY_ROUNDS times, a scope "h_work" (30 ms of CPU time, ticking
+ *              inside), "h_quiet" (20 ms of CPU time, no record inside) and
+ *              "h_sleep" (10 ms asleep), their
  *              lines as above, then tt-sched's CPU time's (below)
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
@@ -706,21 +707,30 @@ static void *flood_thread(void *unused)
 #define HEAVY_THREADS 2
 #define HEAVY_ROUNDS 3
 #define HEAVY_BETWEEN_NS 150000000LL
-#define HEAVY_SPIN 100 /* (between two ticks: a few million records a second) */
+#define HEAVY_SPIN 100 /* (between two ticks) */
+/* 200 ticks take this long at least: 3 million records a second, xz's workers' rate
+ * under record -f 'lzma_*' twice over, and 5 to 6 million of a thread's run within its
+ * buffer (sched_causes.py's 8 Mi records): flat out, a quiet machine's 8 to 12 million
+ * a second filled it, and the last planted scopes were dropped */
+#define HEAVY_BATCH_NS 133000
 
-/* Empty scopes "tick" flat out (millions a second) until the thread's CPU clock (or,
+/* Empty scopes "tick" (3 million records a second) until the thread's CPU clock (or,
  * `wall`, the monotonic clock) has gone `ns` further. */
 static void heavy_ticks(long long ns, int wall)
 {
 	clockid_t clock = wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
 	long long until = now_ns(clock) + ns;
-	while (now_ns(clock) < until)
+	while (now_ns(clock) < until) {
+		long long batch_end = now_ns(CLOCK_MONOTONIC) + HEAVY_BATCH_NS;
 		for (int i = 0; i < 200; i++) {
 			TT_BEGIN("tick");
 			TT_END();
 			for (volatile int k = 0; k < HEAVY_SPIN; k++)
 				;
 		}
+		while (now_ns(CLOCK_MONOTONIC) < batch_end)
+			;
+	}
 }
 
 /* Ticks flat out all along, more records than tt-sched's share lets it follow; in
