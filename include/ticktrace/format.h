@@ -656,7 +656,10 @@ enum tt_schedstat_flags {
 	 * exit): it ran as its values were read, within TT_SCHEDSTAT_SPAN_NS before its ns,
 	 * so a run-queue wait counted after them began after that, and one counted before
 	 * them ended before. Such a reading just outside a spike bounds each of its parts
-	 * within the distance, where another thread's says nothing of the waits between. */
+	 * within the distance, where another thread's says nothing of the waits between.
+	 * A first one may be all 0, stamped before the thread was made (as pthread_create
+	 * was called: every counter starts at 0 there, and every wait of its comes after),
+	 * where the thread started within 0.1 ms of it and read no file. */
 	TT_SCHEDSTAT_OWN_FIRST = 1u << 5,
 	TT_SCHEDSTAT_OWN_LAST = 1u << 6,
 	/* tt-sched stopped following the thread's records for a while (their share of its

@@ -459,8 +459,10 @@ int tt__sched_start(int off, int only) TT__HIDDEN;
  * takes (tt__sched_open), once tt-sched runs; nothing when states are off. `alone`: no
  * code of the program's runs meanwhile (the first thread, in the constructor; a fork's
  * child), which a descriptor taken for a moment then never deprives, below a small
- * limit too (base/fds.c; else tt-sched asks at its first event, in its own table). */
-void tt__sched_thread_starts(int alone) TT__HIDDEN;
+ * limit too (base/fds.c; else tt-sched asks at its first event, in its own table).
+ * `asked_ns`: the monotonic clock as pthread_create was called for it (0: not known),
+ * which may stand for its counters' first reading (sched.c). */
+void tt__sched_thread_starts(int alone, int64_t asked_ns) TT__HIDDEN;
 /* At exit: which threads went without states and why, where more than the one said;
  * how many had tt-sched ask for theirs (not started by pthread_create). */
 void tt__sched_say_refused(void) TT__HIDDEN;

@@ -29,6 +29,7 @@ TT_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 struct tt__thread_start {
 	void *(*main)(void *);
 	void *arg;
+	int64_t asked_ns; /* the monotonic clock before the thread was made (core/sched.c) */
 };
 
 TT__EARLY static void *tt__thread_main(void *start_arg)
@@ -37,7 +38,7 @@ TT__EARLY static void *tt__thread_main(void *start_arg)
 	struct tt__thread_start start = *(struct tt__thread_start *)start_arg;
 	free(start_arg);
 	/* (closed at its exit if it never records: the thread's key) */
-	tt__sched_thread_starts(0);
+	tt__sched_thread_starts(0, start.asked_ns);
 	return start.main(start.arg);
 }
 
@@ -58,7 +59,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*main)(
 	struct tt__thread_start *start = tt__config.off || tt__config.sched_off ? NULL
 								  : malloc(sizeof *start);
 	if (start)
-		*start = (struct tt__thread_start){main, arg};
+		*start = (struct tt__thread_start){main, arg, tt_os_monotonic_ns()};
 	int err;
 	/* At the limit on the user's processes, ticktrace's threads are never the reason
 	 * the program's cannot start: they end, the least needed first, while it fails

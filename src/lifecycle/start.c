@@ -140,7 +140,7 @@ static void tt__after_fork_in_child(void)
 		tt__mode->after_fork();
 	tt__signals_after_fork();
 	/* (its switches from the child's start, before its next event) */
-	tt__sched_thread_starts(1);
+	tt__sched_thread_starts(1, 0);
 	tt__in_slow_path = 0;
 }
 
@@ -250,7 +250,7 @@ const struct tt__mode_ops *tt__mode = &tt__starting;
 __attribute__((constructor)) static void tt__constructor(void)
 {
 	tt__init();
-	tt__sched_thread_starts(1);
+	tt__sched_thread_starts(1, 0);
 }
 
 static void tt__set_recording(int on)

@@ -57,6 +57,10 @@
  *   hundred    HUNDRED_THREADS threads started together, each 0.2 ms of work, one
  *              scope "h_sleep" (5 to 10 ms asleep; "h_spin" in one of ten: 5 ms of
  *              CPU time) and 0.2 ms of work
+ *   oneby      ONEBY_THREADS threads one after another, each started once the last
+ *              ended, its first event a scope "o_first" (6 ms asleep), while main
+ *              waits in no scope: each starts within microseconds of its
+ *              pthread_create but where the machine is loaded
  *   idle       IDLE_THREADS threads started together, each a scope "i_nap" (6 ms
  *              asleep), then IDLE_MS asleep in no scope before it ends, while main
  *              waits for them in no scope either
@@ -894,6 +898,27 @@ static void hundred(void)
 	threads_then_cpu(HUNDRED_THREADS, hundred_thread);
 }
 
+#define ONEBY_THREADS 24
+
+static void *oneby_thread(void *unused)
+{
+	(void)unused;
+	around_named("o_first", sleep_for, 6);
+	return NULL;
+}
+
+static void oneby(void)
+{
+	for (int i = 0; i < ONEBY_THREADS; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, oneby_thread, NULL) != 0) {
+			perror("sched_causes_prog: oneby");
+			exit(1);
+		}
+		pthread_join(t, NULL);
+	}
+}
+
 #define WORKERS_THREADS 8
 #define WORKERS_TASKS 30
 
@@ -1336,6 +1361,8 @@ int main(int argc, char **argv)
 		burst();
 	} else if (strcmp(what, "hundred") == 0) {
 		hundred();
+	} else if (strcmp(what, "oneby") == 0) {
+		oneby();
 	} else if (strcmp(what, "idle") == 0) {
 		idle();
 	} else if (strcmp(what, "workers") == 0) {
@@ -1367,7 +1394,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|heavy|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|heavy|hang|pingpong N M|short|crowd|burst|hundred|oneby|sparse|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE|fullbuf MS|fullwoken MS\n");
 		return 2;
