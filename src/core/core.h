@@ -293,14 +293,15 @@ struct tt__mode_ops {
 	void (*after_fork)(void);
 	/* What the raw file's header says of the mode (TT_FILE_RING). */
 	uint32_t file_flags;
-	/* Where chunks come from: a file the arena maps from offset chunks_at() (-1:
-	 * private memory); cover makes it hold the arena's first `arena_bytes` (core lock
-	 * held; 0 or -errno); in a forked child, a file of the child's own (or -1). */
-	int (*chunks_fd)(void);
+	/* Where chunks come from: a file of the platform's the arena maps from offset
+	 * chunks_at() (NULL: private memory); cover makes it hold the arena's first
+	 * `arena_bytes` (core lock held; 0 or -errno); in a forked child, a file of the
+	 * child's own (0, or -1: none). */
+	const struct tt_os_file *(*chunks_file)(void);
 	uint64_t (*chunks_at)(void);
 	int (*cover)(uint64_t arena_bytes);
 	int (*chunks_after_fork)(void);
-	void (*tick)(void); /* thread tt-live, every 200 ms while chunks_fd() >= 0 */
+	void (*tick)(void); /* thread tt-live, every 200 ms while chunks_file() */
 	/* A thread registered (before its first record) or tt_thread_name() named it,
 	 * registry lock held: who it is, where a SIGKILL leaves it (the live file). */
 	void (*identify)(struct tt__slot *slot);
