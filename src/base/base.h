@@ -215,10 +215,11 @@ void tt__err_keep(void) TT__HIDDEN;
 void tt__err_flush(void) TT__HIDDEN;
 /* In a forked child: the parent's log let go; the child's named at its first line. */
 void tt__err_after_fork_in_child(void) TT__HIDDEN;
-/* A copy of the program's descriptor `fd` in the calling thread's table (close-on-
- * exec; from a table of its own, pidfd_getfd, Linux 5.6), or -1 with errno. */
-int tt__fd_of_program(int fd) TT__HIDDEN;
 #endif
+/* A copy of the program's descriptor `fd` in the calling thread's table (close-on-
+ * exec; from a table of its own, pidfd_getfd, Linux 5.6; Windows: of the handle behind
+ * the C library's descriptor, not inherited, as a number), or -1 with errno. */
+int tt__fd_of_program(int fd) TT__HIDDEN;
 
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {

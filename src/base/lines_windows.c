@@ -27,3 +27,18 @@ int tt__fd_own_table(void)
 {
 	return 0;
 }
+
+int tt__fd_of_program(int fd)
+{
+	struct tt_os_file file, copy;
+	int err = tt_os_descriptor_file(fd, &file);
+	if (!err)
+		err = tt_os_file_copy(file, 0, &copy);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	/* (a handle's value fits 32 bits, sign-extended back: Windows keeps them so for
+	 * 32-bit processes) */
+	return (int)copy.handle;
+}

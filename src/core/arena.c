@@ -79,10 +79,10 @@ static unsigned tt__to_clean_count;
 static int tt__readers;
 static uint64_t tt__deferred; /* chunks on the slots' `deferred` lists (core lock) */
 
-/* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
-int tt__chunks_fd(void)
+/* Where chunks come from (the mode's answer): a file the arena maps, or NULL. */
+const struct tt_os_file *tt__chunks_file(void)
 {
-	return tt__mode->chunks_fd ? tt__mode->chunks_fd() : -1;
+	return tt__mode->chunks_file ? tt__mode->chunks_file() : NULL;
 }
 
 /* The arena: the platform's reservation (tt_os_reserve; Linux's, memory at once,
@@ -91,11 +91,11 @@ int tt__chunks_fd(void)
  * MAP_FIXED). NULL when refused. */
 static void *tt__arena_map(void *at, uint64_t size)
 {
-	int fd = tt__chunks_fd();
-	if (fd < 0 && !at)
+	const struct tt_os_file *chunks = tt__chunks_file();
+	if (!chunks && !at)
 		return tt_os_reserve(size);
-	struct tt_os_file file = {fd};
-	return tt_os_map_view(fd < 0 ? NULL : &file, fd < 0 ? 0 : tt__mode->chunks_at(), size, at);
+	struct tt_os_file file = chunks ? *chunks : (struct tt_os_file){-1};
+	return tt_os_map_view(chunks ? &file : NULL, chunks ? tt__mode->chunks_at() : 0, size, at);
 }
 
 /* [at, at + size) of the arena ready for the writers: the reservation's memory
@@ -103,7 +103,7 @@ static void *tt__arena_map(void *at, uint64_t size)
  * already). 0, or -ENOMEM: a refused commit (Windows'; Linux's never is). */
 static int tt__arena_commit(char *at, size_t size)
 {
-	if (tt__chunks_fd() >= 0) {
+	if (tt__chunks_file()) {
 		tt_os_fault_in(at, size);
 		return 0;
 	}
@@ -113,7 +113,7 @@ static int tt__arena_commit(char *at, size_t size)
 /* Core lock held: the mode's file holds the arena up to `end`. */
 static int tt__arena_cover(const char *end)
 {
-	return tt__chunks_fd() < 0 ? 0 : tt__mode->cover((uint64_t)(end - tt__arena_base));
+	return !tt__chunks_file() ? 0 : tt__mode->cover((uint64_t)(end - tt__arena_base));
 }
 
 uint32_t tt__prefault_busy;
@@ -357,7 +357,7 @@ static void tt__size_prefault_window(char *fresh, int64_t now_ns)
 	if (ahead > TT__PREFAULT_AHEAD_MAX)
 		ahead = TT__PREFAULT_AHEAD_MAX;
 	/* A live file's window is disk it takes before it is used: kept small. */
-	if (ahead < TT__PREFAULT_AHEAD_MIN || tt__chunks_fd() >= 0)
+	if (ahead < TT__PREFAULT_AHEAD_MIN || tt__chunks_file())
 		ahead = TT__PREFAULT_AHEAD_MIN;
 	__atomic_store_n(&tt__prefault_ahead, (size_t)ahead, __ATOMIC_RELAXED);
 }
@@ -505,7 +505,7 @@ static int tt__start_arena_threads(int wait)
 	int err = tt__start_thread(NULL, tt__prefault_main, NULL, wait);
 	if (!err && tt__mode->recycle_oldest)
 		err = tt__start_thread(NULL, tt__clean_main, NULL, wait);
-	if (!err && tt__chunks_fd() >= 0 && tt__mode->tick)
+	if (!err && tt__chunks_file() && tt__mode->tick)
 		err = tt__start_thread(NULL, tt__live_main, NULL, wait);
 	return err;
 }
@@ -559,7 +559,7 @@ static uint64_t tt__arena_budget(void)
 static void *tt__arena_map_growable(uint64_t size)
 {
 	void *at = tt_os_reserve_growable(size, tt_os_address_limit());
-	if (!at || tt__chunks_fd() < 0)
+	if (!at || !tt__chunks_file())
 		return at;
 	void *view = tt__arena_map(at, size); /* (the file's view in its place) */
 	if (!view)
@@ -584,7 +584,7 @@ static int tt__arena_grow(void)
 		__atomic_store_n(&tt__arena_room_refused, 1, __ATOMIC_RELAXED);
 		return -1;
 	}
-	if (tt__chunks_fd() < 0)
+	if (!tt__chunks_file())
 		tt_os_huge_pages(grown, step);
 	__atomic_store_n(&tt__arena_grown, grown + step, __ATOMIC_RELEASE);
 	return 0;
@@ -622,7 +622,7 @@ int tt__arena_init(void)
 		 * not wait for tt-prefault; on small pages, because zeroing a whole
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
 		 * fault instead of 512, where the kernel allows (not for a file). */
-		if (tt__chunks_fd() < 0)
+		if (!tt__chunks_file())
 			tt_os_huge_pages(tt__arena_base + TT__PREFAULT_STEP, first - TT__PREFAULT_STEP);
 		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
 			return -ENOSPC;
@@ -644,7 +644,7 @@ void tt__arena_reset_after_fork(void)
 	tt__arena_ready = tt__arena_fresh;
 	/* A live file's chunks are the parent's own: the child maps a file of its own
 	 * (or private memory) in their place and starts from the beginning. */
-	if (tt__chunks_fd() >= 0) {
+	if (tt__chunks_file()) {
 		tt__mode->chunks_after_fork();
 		if (!tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_grown - tt__arena_base)))
 			tt__arena_end = tt__arena_base; /* no chunks: events are counted as dropped */

@@ -39,7 +39,7 @@ void tt__compact_exited(struct tt__slot *slot)
 	/* Not in a live file: the copy would be private memory. */
 	if (tt__dumps_running || tt__reading_now() || chunk->size != TT__CHUNK_SIZE ||
 	    used > TT__CHUNK_SIZE / 2 ||
-	    tt__chunks_fd() >= 0)
+	    tt__chunks_file())
 		return;
 	/* A draining mode (stream): not while the drain reads the slot (it then recycles
 	 * the chunk soon); the small copy is malloc'd, and freed once written. */

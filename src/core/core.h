@@ -138,6 +138,14 @@ struct tt__hot {
 	struct tt__slot *slot; /* the rest; a tombstone once recycled; NULL: never used */
 	struct tt__filters *filters; /* TICKTRACE_MIN_DUR: the thread's, read by the exit
 	                              * hooks; NULL: none */
+#ifdef _WIN32
+	/* MSVC's /Gh /GH hooks (asm/penter_win64.asm): the functions _penter entered, for
+	 * _pexit to name, a stack _penter's slow path grows as calls nest deeper; top
+	 * counts on past end while they nest deeper than memory let it grow. Set up at
+	 * registration from the slot's own (penter). (Linux's entry leaves these bytes
+	 * free.) */
+	uintptr_t *penter_top, *penter_end, *penter_base;
+#endif
 } __attribute__((aligned(64)));
 
 /* (struct tt__filters, TICKTRACE_MIN_DUR's table: sections/sections.h) */
@@ -153,6 +161,13 @@ _Static_assert(offsetof(struct tt__hot, cursor) == 8, "asm/record.asm HOT_CURSOR
 _Static_assert(offsetof(struct tt__hot, limit) == 16, "asm/record.asm HOT_LIMIT");
 _Static_assert(offsetof(struct tt__hot, filters) == 32, "asm/hot.inc HOT_FILTERS");
 _Static_assert(sizeof(struct tt__hot) == 64, "asm/record.asm HOT_SHIFT");
+#ifdef _WIN32
+_Static_assert(offsetof(struct tt__hot, penter_top) == 40 && offsetof(struct tt__hot, penter_end) == 48 &&
+		       offsetof(struct tt__hot, penter_base) == 56,
+	       "asm/penter_win64.asm HOT_PENTER_TOP, HOT_PENTER_END, HOT_PENTER_BASE");
+/* The calls _pexit can name, nested, in a thread's slot, before its stack grows. */
+#define TT__PENTER_DEPTH 1024
+#endif
 
 /* One recording thread. */
 struct tt__slot {
@@ -215,6 +230,9 @@ struct tt__slot {
 	struct tt__overwrites overwrites;
 	struct tt__chunk *deferred; /* recycled while read, to clean after (arena.c): */
 	uint64_t deferred_count;    /* chunks linked from `deferred` on */
+#ifdef _WIN32
+	uintptr_t penter[TT__PENTER_DEPTH]; /* the first of its _penter stack (struct tt__hot) */
+#endif
 };
 
 /* Mode stream: the drain thread and the exiting thread that compacts its last chunk
@@ -293,14 +311,15 @@ struct tt__mode_ops {
 	void (*after_fork)(void);
 	/* What the raw file's header says of the mode (TT_FILE_RING). */
 	uint32_t file_flags;
-	/* Where chunks come from: a file the arena maps from offset chunks_at() (-1:
-	 * private memory); cover makes it hold the arena's first `arena_bytes` (core lock
-	 * held; 0 or -errno); in a forked child, a file of the child's own (or -1). */
-	int (*chunks_fd)(void);
+	/* Where chunks come from: a file of the platform's the arena maps from offset
+	 * chunks_at() (NULL: private memory); cover makes it hold the arena's first
+	 * `arena_bytes` (core lock held; 0 or -errno); in a forked child, a file of the
+	 * child's own (0, or -1: none). */
+	const struct tt_os_file *(*chunks_file)(void);
 	uint64_t (*chunks_at)(void);
 	int (*cover)(uint64_t arena_bytes);
 	int (*chunks_after_fork)(void);
-	void (*tick)(void); /* thread tt-live, every 200 ms while chunks_fd() >= 0 */
+	void (*tick)(void); /* thread tt-live, every 200 ms while chunks_file() */
 	/* A thread registered (before its first record) or tt_thread_name() named it,
 	 * registry lock held: who it is, where a SIGKILL leaves it (the live file). */
 	void (*identify)(struct tt__slot *slot);

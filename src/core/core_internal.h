@@ -50,8 +50,8 @@ void tt__refresh_thread_name(struct tt__slot *slot) TT__HIDDEN;
 
 /* arena.c */
 int tt__arena_full(void) TT__HIDDEN; /* the run's memory budget (TICKTRACE_MEMORY) ran out */
-/* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
-int tt__chunks_fd(void) TT__HIDDEN;
+/* Where chunks come from (the mode's answer): a file the arena maps, or NULL. */
+const struct tt_os_file *tt__chunks_file(void) TT__HIDDEN;
 /* Core lock held, signals blocked: a zeroed chunk, from the free list or never used
  * before, or NULL when the arena (or the mode's file) has no more. */
 struct tt__chunk *tt__chunk_alloc(void) TT__HIDDEN;

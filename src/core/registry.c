@@ -106,6 +106,16 @@ int tt__registry_init(void)
 	return tt_os_exit_key_make(&tt__exit_key);
 }
 
+#ifdef _WIN32
+/* A thread's entry (or its slot's own copy) given the slot's stack of the functions
+ * _penter entered, empty. */
+static void tt__penter_reset(struct tt__hot *hot, struct tt__slot *slot)
+{
+	hot->penter_base = hot->penter_top = slot->penter;
+	hot->penter_end = slot->penter + TT__PENTER_DEPTH;
+}
+#endif
+
 /* Registry lock held: gives the slot an entry, the first free one from its home. An
  * exited thread's slot that still has the entry keeps its cursor and limit in its
  * own copy, where whatever reads them finds them. */
@@ -124,6 +134,9 @@ static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
 		}
 		entry->limit = NULL;
 		entry->filters = slot->filters;
+#ifdef _WIN32
+		tt__penter_reset(entry, slot);
+#endif
 		__atomic_store_n(&entry->slot, slot, __ATOMIC_RELEASE);
 		slot->hot = entry;
 		slot->table_index = at;
@@ -212,6 +225,9 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	}
 	slot->filters = filters;
 	slot->hot = &slot->parked;
+#ifdef _WIN32
+	tt__penter_reset(&slot->parked, slot);
+#endif
 	slot->tid = tt_os_thread_id();
 	slot->index = tt__thread_count;
 	tt__refresh_thread_name(slot);

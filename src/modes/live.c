@@ -34,7 +34,9 @@
 #define TT__LIVE_GROW (UINT64_C(16) << 20)
 
 struct tt__live {
-	int fd; /* what the arena maps (-1: no live file); used through out->file */
+	/* what the arena maps (handle -1: no live file), out->file's as it was kept; used
+	 * through out->file */
+	struct tt_os_file file;
 	char path[4096];
 	struct tt_file_header *header; /* shared mapping of the file's first page */
 	struct tt_live_thread *threads; /* shared mapping: TT_LIVE_THREADS at TT__LIVE_THREADS_AT */
@@ -49,11 +51,11 @@ struct tt__live {
 	struct tt_os_file_stamp placed; /* the file made: removed only while it is at its name */
 };
 
-static struct tt__live tt__live = {.fd = -1};
+static struct tt__live tt__live = {.file = {-1}};
 
-int tt__live_fd(void)
+const struct tt_os_file *tt__live_file(void)
 {
-	return tt__live.fd;
+	return tt__live.file.handle < 0 ? NULL : &tt__live.file;
 }
 
 /* TICKTRACE_LIVE=1, and the run's file a place for a live file beside it: not a
@@ -162,7 +164,7 @@ int tt__live_start(void)
 		tt_os_remove(lv->path); /* (just made, no descriptor left for it) */
 	if (err)
 		goto fail_err;
-	lv->fd = (int)tt__fd_out(lv->out)->file.file.handle;
+	lv->file = tt__fd_out(lv->out)->file.file;
 	tt_os_file_stamp(&TT__LIVE_FILE(lv), &lv->placed);
 	/* Listed at once: a process stopped before its header is written leaves a file
 	 * that holds nothing, which record then removes. */
@@ -182,7 +184,7 @@ int tt__live_start(void)
 		tt__live_remove(lv);
 		tt__fd_close(&tt__fd_out(lv->out)->file);
 		free(lv->out);
-		*lv = (struct tt__live){.fd = -1};
+		*lv = (struct tt__live){.file = {-1}};
 		return 0;
 	}
 	lv->header = tt_os_file_map(&TT__LIVE_FILE(lv), 0, sizeof *lv->header);
@@ -212,12 +214,12 @@ fail:
 	err = -errno;
 fail_err:
 	tt__live_unmap(lv);
-	if (lv->fd >= 0) {
+	if (lv->file.handle >= 0) {
 		tt__live_remove(lv);
 		tt__fd_close(&tt__fd_out(lv->out)->file);
 	}
 	free(lv->out);
-	*lv = (struct tt__live){.fd = -1};
+	*lv = (struct tt__live){.file = {-1}};
 	return err;
 }
 
@@ -317,7 +319,7 @@ static int tt__live_first(struct tt__live *lv, struct tt__slot *slot)
 void tt__live_tick(void)
 {
 	struct tt__live *lv = &tt__live;
-	if (lv->fd < 0 || lv->finished)
+	if (lv->file.handle < 0 || lv->finished)
 		return;
 	struct tt_os_writing writing;
 	tt_os_writing_begin(&writing);
@@ -367,21 +369,21 @@ void tt__live_tick(void)
 int tt__live_after_fork(void)
 {
 	struct tt__live *lv = &tt__live;
-	if (lv->fd < 0)
+	if (lv->file.handle < 0)
 		return -1;
 	tt__live_unmap(lv);
 	tt__fd_close(&tt__fd_out(lv->out)->file);
 	free(lv->out);
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);
-	*lv = (struct tt__live){.fd = -1};
+	*lv = (struct tt__live){.file = {-1}};
 	struct tt_os_writing writing;
 	tt_os_writing_begin(&writing);
 	int err = tt__live_start();
 	tt_os_writing_end(&writing);
 	if (err < 0)
 		fprintf(tt__err, "ticktrace: the child process %d has no live file\n", (int)tt_os_process_id());
-	return lv->fd;
+	return lv->file.handle < 0 ? -1 : 0;
 }
 
 void tt__live_identify(struct tt__slot *slot)
@@ -400,7 +402,7 @@ void tt__live_identify(struct tt__slot *slot)
 const char *tt__live_exited(void)
 {
 	struct tt__live *lv = &tt__live;
-	if (lv->fd < 0 || lv->finished || !lv->header)
+	if (lv->file.handle < 0 || lv->finished || !lv->header)
 		return NULL;
 	__atomic_or_fetch(&lv->header->flags, TT_FILE_LIVE_EXITED, __ATOMIC_RELEASE);
 	return lv->path;
@@ -409,7 +411,7 @@ const char *tt__live_exited(void)
 void tt__live_finish(void)
 {
 	struct tt__live *lv = &tt__live;
-	if (lv->fd < 0 || lv->finished)
+	if (lv->file.handle < 0 || lv->finished)
 		return;
 	/* The mapping and the descriptor stay: threads may still record until the process
 	 * ends, into chunks the file must go on holding (touching a shared mapping past

@@ -46,7 +46,7 @@ static void tt__prepare_whole(void)
  * (live.c), and a dump writes the whole file. */
 #define TT__WHOLE_FILE_OPS                                  \
 	.prepare = tt__prepare_whole, .finish = tt__finish_whole, \
-	.chunks_fd = tt__live_fd, .chunks_at = tt__live_chunks_at, \
+	.chunks_file = tt__live_file, .chunks_at = tt__live_chunks_at, \
 	.cover = tt__live_cover, .chunks_after_fork = tt__live_after_fork, \
 	.tick = tt__live_tick, .identify = tt__live_identify, .dump = tt__dump_whole, \
 	.after_fork = tt__spikes_after_fork

@@ -13,7 +13,7 @@ const struct tt__mode_ops *tt__mode_ops_by_name(const char *name) TT__HIDDEN;
 
 /* live.c: the buffers as a shared mapping of TICKTRACE_OUT.live (modes stop, ring) */
 int tt__live_start(void) TT__HIDDEN;  /* 0 also when there is no live file */
-int tt__live_fd(void) TT__HIDDEN;     /* the file the arena maps, or -1 */
+const struct tt_os_file *tt__live_file(void) TT__HIDDEN; /* the file the arena maps, or NULL */
 uint64_t tt__live_chunks_at(void) TT__HIDDEN; /* where in it */
 int tt__live_cover(uint64_t arena_bytes) TT__HIDDEN; /* core lock held; 0 or -errno */
 void tt__live_tick(void) TT__HIDDEN;  /* background thread: descriptions, end anchor */

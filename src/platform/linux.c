@@ -30,6 +30,8 @@
 
 #include "platform/platform.h"
 
+extern char **environ;
+
 /* ---- threads ---- */
 
 uintptr_t tt_os_thread_key(void)
@@ -487,19 +489,27 @@ int tt_os_path_in(const char *dir, const char *path, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-int tt_os_dir_ours(const char *dir, char *why, size_t cap)
+int tt_os_dir_theirs(const char *dir, char *why, size_t cap)
 {
 	struct stat st;
 	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && !tt_os_trusted(&st)) {
 		snprintf(why, cap, "a link of another user's (uid %u)", (unsigned)st.st_uid);
-		return 0;
+		return 1;
 	}
+	if (stat(dir, &st) == 0 && !tt_os_trusted(&st)) {
+		snprintf(why, cap, "another user's (uid %u)", (unsigned)st.st_uid);
+		return 1;
+	}
+	return 0;
+}
+
+int tt_os_dir_ours(const char *dir, char *why, size_t cap)
+{
+	struct stat st;
+	if (tt_os_dir_theirs(dir, why, cap))
+		return 0;
 	if (stat(dir, &st) < 0) {
 		snprintf(why, cap, "%s", strerror(errno));
-		return 0;
-	}
-	if (!tt_os_trusted(&st)) {
-		snprintf(why, cap, "another user's (uid %u)", (unsigned)st.st_uid);
 		return 0;
 	}
 	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
@@ -518,8 +528,33 @@ int tt_os_is_dir(const char *path)
 
 int tt_os_dir_writable(const char *dir)
 {
+	struct stat st;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
 	/* (the effective ids: a set-uid program's, as the file is made) */
 	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 ? 0 : -errno;
+}
+
+int tt_os_file_theirs(const char *dir, const char *path, uint32_t *owner, int *link)
+{
+	struct stat d, there;
+	if (lstat(path, &there) < 0)
+		return 0;
+	if (S_ISDIR(there.st_mode))
+		return -EISDIR;
+	*owner = (uint32_t)there.st_uid;
+	*link = S_ISLNK(there.st_mode);
+	/* (the sticky bit lets only the owner of the file, of the directory, or root,
+	 * CAP_FOWNER, replace it) */
+	uid_t user = geteuid();
+	return there.st_uid != user && stat(dir, &d) == 0 && (d.st_mode & S_ISVTX) && d.st_uid != user && user != 0;
+}
+
+uint32_t tt_os_user(void)
+{
+	return (uint32_t)geteuid();
 }
 
 int tt_os_rename(const char *from, const char *to)
@@ -539,6 +574,28 @@ const char *tt_os_getenv(const char *name, char *value, size_t size)
 		return NULL;
 	snprintf(value, size, "%s", text);
 	return value;
+}
+
+int tt_os_env_set(char *setting)
+{
+	const char *equals = strchr(setting, '=');
+	if (!equals)
+		return -EINVAL;
+	size_t name = (size_t)(equals - setting) + 1, n = 0;
+	for (; environ && environ[n]; n++)
+		if (strncmp(environ[n], setting, name) == 0) {
+			environ[n] = setting;
+			return 0;
+		}
+	char **env = tt_os_alloc((n + 2) * sizeof(*env));
+	if (!env)
+		return -ENOMEM;
+	if (n)
+		memcpy(env, environ, n * sizeof(*env));
+	env[n] = setting;
+	env[n + 1] = NULL;
+	environ = env;
+	return 0;
 }
 
 /* PATH's directory into dir: 0, or -ENAMETOOLONG. */
@@ -597,6 +654,37 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 int tt_os_file_open(const char *path, struct tt_os_file *file)
 {
 	return tt_os_file_opened(path, O_WRONLY | O_CREAT | O_TRUNC, 0644, file);
+}
+
+int tt_os_device_open(const char *path, struct tt_os_file *file)
+{
+	int err = tt_os_file_opened(path, O_WRONLY | O_NONBLOCK, 0, file);
+	if (err)
+		return err == -ENXIO ? -EPIPE : err;
+	if (!tt_os_file_is_device(file)) {
+		close((int)file->handle);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int tt_os_file_append(const char *path, const void *buf, size_t size)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, buf, size);
+	int err = n < 0 ? -errno : (size_t)n < size ? -EIO : 0;
+	close(fd);
+	return err;
+}
+
+int tt_os_descriptor_file(int fd, struct tt_os_file *file)
+{
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
+	file->handle = fd;
+	return 0;
 }
 
 int tt_os_file_seek(struct tt_os_file *file, uint64_t offset)
@@ -1452,4 +1540,13 @@ uint64_t tt_os_modules_changes(void)
 	uint64_t changes = 0;
 	dl_iterate_phdr(tt_os_count_changes, &changes);
 	return changes;
+}
+
+int tt_os_address_loaded(const void *at, const char **symbol)
+{
+	Dl_info info;
+	if (!dladdr(at, &info))
+		return 0;
+	*symbol = info.dli_sname && info.dli_saddr == at ? info.dli_sname : NULL;
+	return 1;
 }

@@ -243,10 +243,25 @@ int tt_os_dir_ours(const char *dir, char *why, size_t cap);
  * may close every descriptor meanwhile and open its own there: base/fds.c's care). */
 size_t tt_os_read_file(const char *path, char *buf, size_t size);
 /* Whether `path` is a directory (a link to one too): 1 or 0. tt_os_dir_writable: 0, or
- * -errno where files cannot be made in directory `dir` (Linux: by the user's rights;
- * Windows: 0, its ACLs said by the write). */
+ * -errno where files cannot be made in directory `dir`: not there (the system's error:
+ * -ENOENT), not a directory (-ENOTDIR), or (Linux) not by the user's rights (Windows:
+ * its ACLs said by the write). */
 int tt_os_is_dir(const char *path);
 int tt_os_dir_writable(const char *dir);
+/* Whether directory `dir` is another user's (Linux: neither the user's nor root's), or
+ * their link to one: 1, said in `why` as tt_os_dir_ours says it; else 0 (Windows, which
+ * has no owner's rule: 0). */
+int tt_os_dir_theirs(const char *dir, char *why, size_t cap);
+/* Whether the file at `path`, in directory `dir`, is one the user may not replace (a
+ * file of the run's renamed over it at exit): 1 where it is another user's in a
+ * directory with the sticky bit, which only they, the directory's owner or root may
+ * replace (Linux), its owner in *owner, *link where it is a link; -EISDIR where it is a
+ * directory; else 0 (nothing there; Windows, no owner's rule, any file). */
+int tt_os_file_theirs(const char *dir, const char *path, uint32_t *owner, int *link);
+/* The user the process acts as, whose files it makes (Linux: the effective uid, which
+ * a program may change as it runs; Windows: 0, a process's user is its token's for
+ * good). */
+uint32_t tt_os_user(void);
 /* Whether `path` holds a regular file, or nothing (or nothing it can look at): 1; 0
  * where it is a link (Windows: a reparse point), a directory, a device or a pipe
  * (TICKTRACE_OUT=/dev/null, NUL: no live file beside it). Never through a link. */
@@ -275,6 +290,14 @@ int tt_os_remove(const char *path);
 /* The environment variable `name` in UTF-8 (Windows': read as UTF-16), cut to
  * size - 1 bytes, in `value`; NULL when it is not set. */
 const char *tt_os_getenv(const char *name, char *value, size_t size);
+/* `setting` ("NAME=VALUE", the caller's, kept while the process runs) in the
+ * environment the process's children inherit, in place of NAME's value there: Linux's
+ * environ itself, not through setenv, which a program may define as its own (bash's,
+ * on a table it has not made at a constructor's time), a larger array from the
+ * platform's pages where NAME is not there (not malloc's, whose bytes a program that
+ * wraps it counts); Windows' putenv (msvcrt's sets the process's environment too,
+ * CreateProcess's). 0 or -errno. */
+int tt_os_env_set(char *setting);
 
 /* A file mapped into memory, shared: what is written to the memory is the file's, and
  * stays there when the process is killed (SIGKILL, TerminateProcess) with no handler
@@ -290,6 +313,21 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size);
  * go (a device's place is left as it is); tt_os_file_close: 0 or -errno (what the
  * system had still to write, refused). */
 int tt_os_file_open(const char *path, struct tt_os_file *file);
+/* A device or a FIFO at `path` opened for writing as it is (a file written in place:
+ * tt_os_is_device), close-on-exec (Windows: not inherited); Linux's not to block, and
+ * kept so (a FIFO with no reader: -EPIPE; one whose reader takes nothing is given up
+ * by its writer rather than waited on); -EPERM where what was opened is not one by
+ * tt_os_file_is_device's rule (what was opened is what was judged, not another user's
+ * put there since). 0 or -errno. */
+int tt_os_device_open(const char *path, struct tt_os_file *file);
+/* `size` bytes added at the end of the file at `path` in one write, the file made
+ * (Linux: mode 0600) where none is there: lines of processes adding at once never mix
+ * (O_APPEND; FILE_APPEND_DATA). 0 or -errno (-EMFILE: no descriptor to be had). */
+int tt_os_file_append(const char *path, const void *buf, size_t size);
+/* The file the C library's descriptor `fd` is (the program's standard streams among
+ * them, 0 to 2: Linux's descriptor itself; Windows' the handle behind it,
+ * _get_osfhandle's), into *file: 0, or -EBADF where it is none. */
+int tt_os_descriptor_file(int fd, struct tt_os_file *file);
 int tt_os_file_seek(struct tt_os_file *file, uint64_t offset);
 int tt_os_file_close(struct tt_os_file *file);
 /* Each one system call, so that a caller may check the file is still its own just
@@ -658,5 +696,9 @@ int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t 
 /* A number that changes as modules are loaded or unloaded (Linux: the loader's count
  * of both; Windows: the loaded modules' handles, hashed). */
 uint64_t tt_os_modules_changes(void);
+/* Whether `at` lies in a module loaded now: 1 or 0; where 1, *symbol the name of the
+ * module's exported symbol that begins exactly at `at` (Linux: dladdr's, among the
+ * dynamic symbols; Windows names none), valid while the module stays loaded, or NULL. */
+int tt_os_address_loaded(const void *at, const char **symbol);
 
 #endif /* TT_PLATFORM_H */

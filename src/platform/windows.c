@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <intrin.h>
+#include <io.h>
 #include <windows.h>
 #include <psapi.h>
 #include <tlhelp32.h>
@@ -705,7 +706,33 @@ int tt_os_is_dir(const char *path)
 
 int tt_os_dir_writable(const char *dir)
 {
+	wchar_t wdir[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, dir, -1, wdir, MAX_PATH))
+		return -ENAMETOOLONG;
+	DWORD attributes = GetFileAttributesW(wdir);
+	if (attributes == INVALID_FILE_ATTRIBUTES)
+		return tt_os_file_error(GetLastError());
+	return attributes & FILE_ATTRIBUTE_DIRECTORY ? 0 : -ENOTDIR;
+}
+
+int tt_os_dir_theirs(const char *dir, char *why, size_t cap)
+{
 	(void)dir;
+	(void)why;
+	(void)cap;
+	return 0;
+}
+
+int tt_os_file_theirs(const char *dir, const char *path, uint32_t *owner, int *link)
+{
+	(void)dir;
+	(void)owner;
+	(void)link;
+	return tt_os_is_dir(path) ? -EISDIR : 0;
+}
+
+uint32_t tt_os_user(void)
+{
 	return 0;
 }
 
@@ -758,6 +785,11 @@ const char *tt_os_getenv(const char *name, char *value, size_t size)
 	return value;
 }
 
+int tt_os_env_set(char *setting)
+{
+	return putenv(setting) == 0 ? 0 : -errno;
+}
+
 int tt_os_file_create(const char *path, struct tt_os_file *file)
 {
 	wchar_t wpath[MAX_PATH];
@@ -793,22 +825,64 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 	return at;
 }
 
-int tt_os_file_open(const char *path, struct tt_os_file *file)
+/* `path` (UTF-8) opened by CreateFileW with `access`, `share` and `disposition` into
+ * *file: 0 or -errno. */
+static int tt_os_open_path(const char *path, DWORD access, DWORD share, DWORD disposition, struct tt_os_file *file)
 {
 	wchar_t wpath[MAX_PATH];
 	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
 		return -ENAMETOOLONG;
-	/* (a device, NUL, opened as it is: OPEN_ALWAYS, emptied only when a file) */
-	HANDLE f = CreateFileW(wpath, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, OPEN_ALWAYS,
-			       FILE_ATTRIBUTE_NORMAL, NULL);
+	HANDLE f = CreateFileW(wpath, access, share, NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
 	if (f == INVALID_HANDLE_VALUE)
 		return tt_os_file_error(GetLastError());
-	if (GetFileType(f) == FILE_TYPE_DISK && !SetEndOfFile(f)) {
-		int err = tt_os_file_error(GetLastError());
-		CloseHandle(f);
-		return err;
-	}
 	file->handle = (intptr_t)f;
+	return 0;
+}
+
+int tt_os_file_open(const char *path, struct tt_os_file *file)
+{
+	/* (a device, NUL, opened as it is: OPEN_ALWAYS, emptied only when a file) */
+	int err = tt_os_open_path(path, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, OPEN_ALWAYS, file);
+	if (!err && GetFileType((HANDLE)file->handle) == FILE_TYPE_DISK && !SetEndOfFile((HANDLE)file->handle)) {
+		err = tt_os_file_error(GetLastError());
+		tt_os_file_close(file);
+	}
+	return err;
+}
+
+int tt_os_device_open(const char *path, struct tt_os_file *file)
+{
+	int err = tt_os_open_path(path, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, OPEN_EXISTING, file);
+	if (!err && !tt_os_file_is_device(file)) {
+		tt_os_file_close(file);
+		err = -EPERM;
+	}
+	return err;
+}
+
+int tt_os_file_append(const char *path, const void *buf, size_t size)
+{
+	struct tt_os_file file;
+	if (size > MAXDWORD)
+		return -EFBIG;
+	/* (FILE_APPEND_DATA alone: each write goes at the end, whoever else wrote) */
+	int err = tt_os_open_path(path, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+				  OPEN_ALWAYS, &file);
+	if (err)
+		return err;
+	DWORD n;
+	err = !WriteFile((HANDLE)file.handle, buf, (DWORD)size, &n, NULL) ? tt_os_file_error(GetLastError()) :
+	      n < size ? -EIO : 0;
+	tt_os_file_close(&file);
+	return err;
+}
+
+int tt_os_descriptor_file(int fd, struct tt_os_file *file)
+{
+	intptr_t handle = fd < 0 ? -1 : _get_osfhandle(fd);
+	if (handle == -1 || handle == -2) /* (-2: a standard stream with none behind it) */
+		return -EBADF;
+	file->handle = handle;
 	return 0;
 }
 
@@ -1772,4 +1846,12 @@ uint64_t tt_os_modules_changes(void)
 	for (size_t m = 0; m < n; m++)
 		hash = (hash ^ (uint64_t)(uintptr_t)modules[m]) * UINT64_C(1099511628211);
 	return hash;
+}
+
+int tt_os_address_loaded(const void *at, const char **symbol)
+{
+	HMODULE module;
+	*symbol = NULL;
+	return GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+				  at, &module) != 0;
 }

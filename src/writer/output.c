@@ -3,18 +3,14 @@
  * followed), and named or renamed into place when complete; a device, a FIFO or one
  * of the program's descriptors by name is written in place. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "writer/writer.h"
-
-extern char **environ;
 
 /* TICKTRACE_OUT as the run began: a relative one (the default is) in the directory
  * the program was in then, which it may leave before the file is written (daemon(0,
@@ -34,7 +30,7 @@ static int tt__out_apart;
  * its own, is another process's. */
 static struct timespec tt__out_since;
 static struct tt_os_run_file tt__placed;
-static uid_t tt__out_uid; /* the effective user the output was resolved as, at start */
+static uint32_t tt__out_uid; /* the user the output was resolved as, at start (tt_os_user) */
 
 /* A TICKTRACE_OUT that names a directory no file of the run's goes into, "DIR: why"
  * (tt_os_out_dir): the default name taken instead, said at start; "": none. */
@@ -116,37 +112,22 @@ int tt__exec_image_setting(char *buf, size_t size, int vfork_child)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* TT_ENV_PROGRAM_PID=this pid and the run's start, put in environ itself: not through
- * setenv, which a program may define as its own (bash's, on a table it has not yet
- * made at this constructor's time: bash then failed). */
+/* TT_ENV_PROGRAM_PID=this pid and the run's start, in the environment its children
+ * inherit (tt_os_env_set: not through setenv, which a program may define as its own:
+ * bash then failed). Where it cannot be, its children take this process's names, as
+ * before. */
 static void tt__export_first(void)
 {
 	static char first[96];
-	static const char name[] = TT_ENV_PROGRAM_PID "=";
-	snprintf(first, sizeof first, "%s%d:%lld.%09ld", name, (int)getpid(),
+	snprintf(first, sizeof first, "%s=%d:%lld.%09ld", TT_ENV_PROGRAM_PID, (int)getpid(),
 		 (long long)tt__out_since.tv_sec, (long)tt__out_since.tv_nsec);
-	size_t n = 0;
-	for (; environ && environ[n]; n++)
-		if (strncmp(environ[n], name, sizeof name - 1) == 0) {
-			environ[n] = first;
-			return;
-		}
-	/* (pages, kept as setenv's array is: not malloc's, whose bytes a program that
-	 * wraps it counts as its own) */
-	char **env = tt_os_alloc((n + 2) * sizeof(*env));
-	if (!env)
-		return; /* (its children then take this process's names, as before) */
-	if (n)
-		memcpy(env, environ, n * sizeof(*env));
-	env[n] = first;
-	env[n + 1] = NULL;
-	environ = env;
+	tt_os_env_set(first);
 }
 
 void tt__resolve_out(void)
 {
 	char cwd[4096];
-	tt__out_uid = geteuid();
+	tt__out_uid = tt_os_user();
 	tt__resolve_pattern(cwd, sizeof cwd);
 	const char *list = getenv(TT_ENV_LIST);
 	tt__list_path[0] = 0;
@@ -208,22 +189,18 @@ void tt__check_out(void)
 	if (!slash)
 		return;
 	snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	struct stat d, there;
-	int lost = stat(dir, &d) < 0 ? errno : !S_ISDIR(d.st_mode) ? ENOTDIR :
-		   faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0 ? errno : 0;
-	bool theirs = false;
-	if (!lost && lstat(path, &there) == 0) {
-		/* (the exit renames its file over it: the sticky bit lets only the owner of it,
-		 * of the directory, or root, CAP_FOWNER, replace it) */
-		theirs = there.st_uid != geteuid() && (d.st_mode & S_ISVTX) && d.st_uid != geteuid() &&
-			 geteuid() != 0;
-		lost = S_ISDIR(there.st_mode) ? EISDIR : 0;
+	uint32_t owner;
+	int link, lost = -tt_os_dir_writable(dir), theirs = 0;
+	if (!lost) {
+		/* (the exit renames its file over it) */
+		theirs = tt_os_file_theirs(dir, path, &owner, &link);
+		lost = theirs == -EISDIR ? EISDIR : 0;
 	}
 	if (lost)
 		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: %s%s%s: the trace cannot be written "
 			"there at exit\n", path, lost == EISDIR ? "" : dir, lost == EISDIR ? "" : ": ",
 			strerror(lost));
-	else if (theirs) {
+	else if (theirs > 0) {
 		/* (where the exit puts it: tt_os_file_place's rule) */
 		char beside[sizeof path], tag[24];
 		snprintf(beside, sizeof beside, "%s", path);
@@ -232,21 +209,19 @@ void tt__check_out(void)
 			fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: another user's %s (uid %u) is there, "
 				"in a directory with the sticky bit, which only they may replace: the trace "
 				"is written beside it at exit, as %s\n", path,
-				S_ISLNK(there.st_mode) ? "link" : "file", (unsigned)there.st_uid, beside);
+				link ? "link" : "file", (unsigned)owner, beside);
 	}
 	/* (another user's directory, or their link to one: said as tt_os_dir_ours says it;
 	 * the user's or root's open to every user, as a test makes one for another user's
 	 * run, is not: the exit writes there as anywhere) */
-	else if (((d.st_uid != geteuid() && d.st_uid != 0) ||
-		  (lstat(dir, &d) == 0 && S_ISLNK(d.st_mode) && d.st_uid != geteuid() && d.st_uid != 0)) &&
-		 !tt_os_dir_ours(dir, why, sizeof why))
+	else if (tt_os_dir_theirs(dir, why, sizeof why))
 		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: its directory is %s; the trace is written "
 			"there at exit all the same\n", path, why);
 }
 
 void tt__out_lost_why(int err, char *buf, size_t size)
 {
-	uid_t now = geteuid();
+	uint32_t now = tt_os_user();
 	if ((err != -EACCES && err != -EPERM) || now == tt__out_uid)
 		return;
 	snprintf(buf, size, " (the program changed its user since it started, uid %u then, %u "
@@ -371,17 +346,11 @@ int tt__open_in_place(const char *path)
 		int fd = tt__fd_of_program(named);
 		return fd < 0 ? -errno : fd;
 	}
-	/* Non-blocking, and kept so: a FIFO with no reader fails (ENXIO), and one whose
-	 * reader takes nothing is given up (buffer.c), rather than the program waiting. */
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENXIO ? -EPIPE : -errno;
-	/* What was opened is what was checked, not another user's put there since. */
-	if (!tt_os_file_is_device(&(struct tt_os_file){fd})) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
+	/* (not blocking: a FIFO whose reader takes nothing is given up, buffer.c, rather
+	 * than the program waiting) */
+	struct tt_os_file device;
+	int err = tt_os_device_open(path, &device);
+	return err ? err : (int)device.handle;
 }
 
 int tt__open_output(const char *path, int *in_place)
@@ -400,7 +369,7 @@ int tt__create_new(const char *path)
 	err = tt_os_file_put(&made, path);
 	if (err) {
 		tt_os_file_discard(&made);
-		close((int)file.handle);
+		tt_os_file_close(&file);
 		return err;
 	}
 	return (int)file.handle;
@@ -608,20 +577,17 @@ int tt__nothing_to_write(void)
 	return 1;
 }
 
-/* One write with O_APPEND: lines of processes writing at once never mix. */
+/* One write at the list's end (tt_os_file_append): lines of processes writing at once
+ * never mix. 0, or -EMFILE; a list that cannot take the line otherwise: the file is
+ * written all the same. */
 static int tt__append_line(void *line)
 {
 	const char *text = line;
-	int fd = open(tt__list_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
 	struct tt_os_writing writing;
 	tt_os_writing_begin(&writing);
-	ssize_t written = write(fd, text, strlen(text));
-	(void)written; /* a list that cannot take the line: the file is written all the same */
+	int err = tt_os_file_append(tt__list_path, text, strlen(text));
 	tt_os_writing_end(&writing);
-	close(fd);
-	return 0;
+	return err == -EMFILE ? err : 0;
 }
 
 /* The line TICKTRACE_LIST gets for `path`, after `tag`, into `line` (4096 + 4096 + 8

@@ -2,7 +2,6 @@
  * modules, copies of their call-site descriptors that records name and the symbols of
  * their functions, kept for the file, and the generation that tells their records
  * from those of a library loaded at the same addresses since. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -70,10 +69,10 @@ uint64_t tt__run_count_entry(uint64_t address, size_t seen)
 {
 	uint64_t entry = address | TT__FUNC_TAG;
 	void *at = (void *)(uintptr_t)(address & ~TT_FUNC_LIBRARY_CALL);
-	Dl_info info;
+	const char *symbol;
 	for (size_t k = seen; k-- > 0;)
 		if (tt__ranges_hold(&tt__retired[k]->ranges, (uint64_t)(uintptr_t)at))
-			return dladdr(at, &info) ? entry : entry | (uint64_t)(k + 1) << TT__GEN_SHIFT;
+			return tt_os_address_loaded(at, &symbol) ? entry : entry | (uint64_t)(k + 1) << TT__GEN_SHIFT;
 	return entry;
 }
 
@@ -125,7 +124,13 @@ static int tt__find_retiring(const struct tt_os_module *module, void *data)
 
 static char *tt__copy(const char *s)
 {
-	return s ? strndup(s, UINT32_MAX / 4) : NULL;
+	size_t n = s ? strnlen(s, UINT32_MAX / 4) : 0;
+	char *copy = s ? malloc(n + 1) : NULL;
+	if (copy) {
+		memcpy(copy, s, n);
+		copy[n] = 0;
+	}
+	return copy;
 }
 
 /* Room in the array at *p (cap elements of `size` bytes) for one more than count. */
@@ -157,10 +162,9 @@ static int tt__retire_func(struct tt__retired_lib *lib, uint64_t address)
 		return 0;
 	if (tt__grow((void **)&lib->funcs, &lib->funcs_cap, lib->nfuncs, sizeof *lib->funcs) < 0)
 		return -ENOMEM;
-	Dl_info info;
-	bool named = dladdr((void *)(uintptr_t)address, &info) && info.dli_sname &&
-		     info.dli_saddr == (void *)(uintptr_t)address;
-	lib->funcs[lib->nfuncs++] = (struct tt__retired_func){address, named ? tt__copy(info.dli_sname) : NULL};
+	const char *symbol = NULL;
+	bool named = tt_os_address_loaded((void *)(uintptr_t)address, &symbol) && symbol;
+	lib->funcs[lib->nfuncs++] = (struct tt__retired_func){address, named ? tt__copy(symbol) : NULL};
 	return 0;
 }
 
@@ -353,9 +357,9 @@ static size_t tt__name_out(size_t cap, int n)
 
 size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, size_t cap)
 {
-	Dl_info info;
+	const char *symbol;
 	if (!gen && (!__atomic_load_n(&tt__nretired, __ATOMIC_ACQUIRE) ||
-		     dladdr((void *)(uintptr_t)address, &info) || (!func && tt__names_hold(address))))
+		     tt_os_address_loaded((void *)(uintptr_t)address, &symbol) || (!func && tt__names_hold(address))))
 		return 0;
 	char name[TT__NAME_MAX];
 	size_t n;

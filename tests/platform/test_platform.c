@@ -1817,6 +1817,142 @@ static void test_device_trust(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* What writing a run's file at exit would meet, judged at start (writer/output.c's
+ * TICKTRACE_OUT): a directory files can be made in, or why not; a directory there
+ * (-EISDIR); Linux: another user's file in a directory with the sticky bit, which the
+ * user may not replace, and another user's directory or their link to one (made by
+ * chown and judged as another user: as root alone). */
+static void test_out_trust(void **state)
+{
+	(void)state;
+	char dir[512], path[600], sub[700], why[256] = "";
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	snprintf(sub, sizeof sub, "%s/d", dir);
+	uint32_t owner = 7;
+	int link = 7;
+	assert_int_equal(tt_os_dir_writable(dir), 0);
+	assert_int_equal(tt_os_file_theirs(dir, path, &owner, &link), 0);
+	tt_write_text(path, "a file");
+	assert_int_equal(tt_os_dir_writable(path), -ENOTDIR);
+	assert_int_equal(tt_os_dir_writable(sub), -ENOENT);
+	assert_int_equal(tt_os_file_theirs(dir, path, &owner, &link), 0);
+	assert_false(tt_os_dir_theirs(dir, why, sizeof why));
+#ifdef _WIN32
+	assert_int_equal(CreateDirectoryA(sub, NULL), 1);
+#else
+	assert_int_equal(mkdir(sub, 0700), 0);
+#endif
+	assert_int_equal(tt_os_file_theirs(dir, sub, &owner, &link), -EISDIR);
+#ifdef _WIN32
+	assert_int_equal(tt_os_user(), 0);
+	RemoveDirectoryA(sub);
+#else
+	assert_int_equal(tt_os_user(), (uint32_t)geteuid());
+	if (geteuid() != 0) {
+		print_message("another user's files need root to make: not checked here\n");
+	} else {
+		/* (the test's directory open to the other user, whose files are judged) */
+		char file[800], sub_link[700];
+		snprintf(file, sizeof file, "%s/theirs.ttr", sub);
+		snprintf(sub_link, sizeof sub_link, "%s/d-link", dir);
+		assert_int_equal(chmod(dir, 0755), 0);
+		assert_int_equal(chmod(sub, 01777), 0);
+		tt_write_text(file, "theirs");
+		assert_int_equal(chown(file, 12345, 12345), 0);
+		/* (root may replace any file) */
+		assert_int_equal(tt_os_file_theirs(sub, file, &owner, &link), 0);
+		assert_int_equal(seteuid(23456), 0);
+		assert_int_equal(tt_os_user(), 23456);
+		assert_int_equal(tt_os_file_theirs(sub, file, &owner, &link), 1);
+		assert_int_equal(owner, 12345);
+		assert_int_equal(link, 0);
+		assert_int_equal(tt_os_dir_writable(sub), 0);
+		assert_int_equal(seteuid(0), 0);
+		/* (the sticky bit's owner may replace it, and none may without the bit) */
+		assert_int_equal(chown(sub, 23456, 23456), 0);
+		assert_int_equal(seteuid(23456), 0);
+		assert_int_equal(tt_os_file_theirs(sub, file, &owner, &link), 0);
+		assert_int_equal(seteuid(0), 0);
+		assert_int_equal(chown(sub, 0, 0), 0);
+		assert_int_equal(chmod(sub, 0777), 0);
+		assert_int_equal(seteuid(23456), 0);
+		assert_int_equal(tt_os_file_theirs(sub, file, &owner, &link), 0);
+		assert_int_equal(seteuid(0), 0);
+		assert_int_equal(chmod(sub, 0755), 0);
+		assert_int_equal(seteuid(23456), 0);
+		assert_int_equal(tt_os_dir_writable(sub), -EACCES);
+		assert_int_equal(seteuid(0), 0);
+		remove(file);
+		assert_false(tt_os_dir_theirs(sub, why, sizeof why));
+		assert_int_equal(symlink(sub, sub_link), 0);
+		assert_false(tt_os_dir_theirs(sub_link, why, sizeof why));
+		assert_int_equal(lchown(sub_link, 12345, 12345), 0);
+		assert_true(tt_os_dir_theirs(sub_link, why, sizeof why));
+		assert_string_equal(why, "a link of another user's (uid 12345)");
+		assert_int_equal(tt_os_file_theirs(dir, sub_link, &owner, &link), 0);
+		assert_int_equal(link, 1);
+		assert_int_equal(chown(sub, 12345, 12345), 0);
+		assert_true(tt_os_dir_theirs(sub, why, sizeof why));
+		assert_string_equal(why, "another user's (uid 12345)");
+		remove(sub_link);
+	}
+	rmdir(sub);
+#endif
+	remove(path);
+	tt_temp_dir_remove(dir);
+}
+
+/* A device opened in place, a file refused (-EPERM); Linux: a FIFO with no reader
+ * -EPIPE, never waited on. Lines added at a file's end, made where none was; the C
+ * library's descriptors' files; a setting in the environment children inherit. */
+static void test_in_place(void **state)
+{
+	(void)state;
+	char dir[512], path[600], text[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "list");
+	struct tt_os_file file;
+	assert_int_equal(tt_os_device_open(TT_NULL_DEVICE, &file), 0);
+	assert_true(tt_os_file_is_device(&file));
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_int_equal(tt_os_device_open(path, &file), -ENOENT);
+	assert_int_equal(tt_os_file_append(path, "one\n", 4), 0);
+	assert_int_equal(tt_os_file_append(path, "two\n", 4), 0);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "one\ntwo\n");
+	assert_int_equal(tt_os_device_open(path, &file), -EPERM);
+#ifndef _WIN32
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	char fifo[700];
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(tt_os_device_open(fifo, &file), -EPIPE);
+	int reader = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	assert_int_equal(tt_os_device_open(fifo, &file), 0);
+	assert_true(fcntl((int)file.handle, F_GETFD) & FD_CLOEXEC);
+	assert_true(fcntl((int)file.handle, F_GETFL) & O_NONBLOCK);
+	assert_int_equal(tt_os_file_close(&file), 0);
+	close(reader);
+	remove(fifo);
+#endif
+	/* (stderr's file: written through a copy of it) */
+	struct tt_os_file copy;
+	assert_int_equal(tt_os_descriptor_file(2, &file), 0);
+	assert_int_equal(tt_os_file_copy(file, 0, &copy), 0);
+	assert_int_equal(tt_os_file_close(&copy), 0);
+	assert_int_equal(tt_os_descriptor_file(-1, &file), -EBADF);
+	assert_int_equal(tt_os_descriptor_file(1000, &file), -EBADF);
+	static char first[] = "TT_TEST_ENV_SET=one", second[] = "TT_TEST_ENV_SET=two";
+	assert_int_equal(tt_os_env_set(first), 0);
+	assert_string_equal(tt_os_getenv("TT_TEST_ENV_SET", text, sizeof text), "one");
+	assert_int_equal(tt_os_env_set(second), 0);
+	assert_string_equal(tt_os_getenv("TT_TEST_ENV_SET", text, sizeof text), "two");
+	assert_string_equal(getenv("TT_TEST_ENV_SET"), "two");
+	remove(path);
+	tt_temp_dir_remove(dir);
+}
+
 /* A hold keeps out a hold through another opening of the file, never its readers,
  * and goes as the file is closed. */
 static void test_file_hold(void **state)
@@ -2501,6 +2637,31 @@ static int tt_count_module(const struct tt_os_module *m, void *arg)
 	return 0;
 }
 
+/* An address in a module loaded now, and the symbol that begins there: the program's
+ * code and a library's function are in one (Linux: the function named by its dynamic
+ * symbol, which names it back; none a byte inside it), memory of the heap is in none. */
+static void test_address_loaded(void **state)
+{
+	(void)state;
+	const char *symbol = "x";
+	assert_int_equal(tt_os_address_loaded((const void *)(uintptr_t)test_address_loaded, &symbol), 1);
+	char *heap = malloc(64);
+	assert_non_null(heap);
+	assert_int_equal(tt_os_address_loaded(heap, &symbol), 0);
+	free(heap);
+#ifdef _WIN32
+	assert_null(symbol);
+#else
+	void *function = dlsym(RTLD_DEFAULT, "fopen");
+	assert_non_null(function);
+	assert_int_equal(tt_os_address_loaded(function, &symbol), 1);
+	assert_non_null(symbol);
+	assert_ptr_equal(dlsym(RTLD_DEFAULT, symbol), function);
+	assert_int_equal(tt_os_address_loaded((char *)function + 1, &symbol), 1);
+	assert_null(symbol);
+#endif
+}
+
 /* The modules as a MODULES section's body: an entry for each range the walk gives,
  * back to back with its path and build id, the program's code in one of them. */
 static void test_module_list(void **state)
@@ -2579,11 +2740,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_join_within), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_reserve_growable), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
-		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_path_regular), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_path_regular), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust), cmocka_unit_test(test_out_trust), cmocka_unit_test(test_in_place),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity), cmocka_unit_test(test_file_copy),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room), cmocka_unit_test(test_file_at),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_thread_counters),
-		cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
+		cmocka_unit_test(test_process), cmocka_unit_test(test_module_list), cmocka_unit_test(test_address_loaded),
 		cmocka_unit_test(test_command_line),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),
