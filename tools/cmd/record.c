@@ -405,6 +405,22 @@ static bool tt_rec_live_header(const char *path, struct tt_file_header *h)
 	return read;
 }
 
+/* Whether the live file at `path` (its name ending in .live) is gone since it was
+ * listed: its process wrote its trace meanwhile and removed it (as a daemon's pane
+ * commands do while record reports), or another removed it; neither was killed. Its
+ * name becomes the trace's where that is there. */
+static bool tt_rec_live_gone(char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 || errno != ENOENT)
+		return false;
+	size_t n = strlen(path);
+	path[n - 5] = 0;
+	if (!tt_rec_ours(path, &st))
+		path[n - 5] = '.';
+	return true;
+}
+
 /* The process that keeps the live file at `path`, as its header names it; 0 unknown.
  * `exited`: it returned, but its trace could not be written (TT_FILE_LIVE_EXITED). */
 static pid_t tt_rec_live_pid(const char *path, bool *exited)
@@ -817,6 +833,8 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 		size_t n = strlen(files[i]);
 		bool exited = false;
 		pid_t pid = n > 5 && strcmp(files[i] + n - 5, ".live") == 0 ? tt_rec_live_pid(files[i], &exited) : -1;
+		if (pid == 0 && tt_rec_live_gone(files[i]))
+			pid = -1;
 		if (pid >= 0 && exited)
 			unwritten++;
 		else if (pid >= 0 && program && pid == program)
