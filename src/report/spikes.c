@@ -32,13 +32,14 @@
 
 /* Where tt-spikes stopped in a thread's chunks: the chunk, its place in the list
  * (tt__chunks_front) and its first record (a ring recycles chunks, and reuses them for
- * any thread; a thread's last chunk moves when it exits), and how many of its records
- * were read. */
+ * any thread; a thread's last chunk moves when it exits), how many of its records
+ * were read, and whether they are all it holds, its successor (at place + 1) begun. */
 struct tt__spikes_place {
 	struct tt_record first;
 	uint32_t read;
 	const struct tt__chunk *chunk;
 	uint64_t at;
+	bool whole;
 };
 
 struct tt__spikes_thread {
@@ -698,6 +699,15 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 		*place = t->at.at;
 		return *found;
 	}
+	/* Recycled read whole, and nothing after it: its successor the front, read on
+	 * without a restart (a scope open across it ends there: liveflake's, s15) */
+	const struct tt__chunk *front =
+		t->at.read && t->at.whole && gone <= t->kept ? tt__chunks_front(slot, place) : NULL;
+	if (front && *place == t->at.at + 1) {
+		t->kept -= gone;
+		t->at.read = 0; /* (from the front) */
+		return front;
+	}
 	/* The ring recycled it too, or what it took before a first look: all of it but
 	 * what was read is lost. */
 	if (gone > t->kept)
@@ -754,7 +764,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 			*copy++ = (struct tt_record){to->tsc, word};
 		}
 		if (to > begin) /* (at.read 0 says: from the first chunk) */
-			t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin), chunk, place};
+			t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin), chunk, place, false};
 		if (to != end) {
 			/* the copy full, or a record not written yet (a signal handler's) */
 			*whole = false;
@@ -764,6 +774,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 			found = chunk; /* (the rest of it, from `at` just set) */
 			continue;
 		}
+		t->at.whole = next && t->at.chunk == chunk && t->at.read; /* (its successor next) */
 		chunk = next;
 		place++;
 	}
