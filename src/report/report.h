@@ -50,7 +50,7 @@ void tt__spikes_last(void) TT__HIDDEN;
 void tt__spikes_after_fork(void) TT__HIDDEN;
 
 /* spikes_log.c: the spike log's bound, TICKTRACE_SPIKES_LOG_MAX: past it, the log
- * written again with its worst spikes, what was left out said in its first line */
+ * written again with its worst spikes, then a line that says what was left out */
 struct tt__log_entry {
 	uint64_t at;               /* where it begins in the file */
 	uint32_t len;

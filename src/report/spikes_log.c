@@ -6,11 +6,12 @@
  * note's events), and once the file passes the bound it is written again, a new file
  * put over it by name (a reader by name never finds a part of it, nor a part of an
  * entry: tail -F), holding the worst spikes that fit in half the bound, in their order,
- * after a first line that says what was left out (how many spikes, up to when, the
- * worst of them; the notes, and the events they said overwritten). Ranked as the
- * snapshots rank them (duration over threshold, a tie to the earlier): each rewrite
- * keeps the worst of what the last kept and of what came since, so the log holds the
- * worst of the whole run, and every spike since the last rewrite. A log it could not
+ * then a line that says what was left out (how many spikes, found up to when, the
+ * worst of them; the notes, and the events they said overwritten), which the spikes
+ * after it follow. Ranked as the snapshots rank them (duration over threshold, a tie to
+ * the earlier): each rewrite keeps the worst of what the last kept and of what came
+ * since, none below the worst left out before, so the log holds the worst of the whole
+ * run, each above the line worse than every one left out, and every spike since. A log it could not
  * write again (a full disk) takes no entry past the bound from then on, each counted.
  * Said at exit. Only a file ticktrace made is bound: stderr is the program's, and a
  * FIFO or a device fills no disk. */
@@ -25,8 +26,8 @@
 #include "report/report.h"
 
 #define TT__SPIKES_LOG_MAX (UINT64_C(16) << 20)
-#define TT__SPIKES_LOG_MAX_LEAST 4096 /* a first line and a few entries */
-#define TT__SPIKES_LOG_NOTE_MAX 512   /* the first line, at most */
+#define TT__SPIKES_LOG_MAX_LEAST 4096 /* a few entries and the line of what was left out */
+#define TT__SPIKES_LOG_NOTE_MAX 512   /* the line of what was left out, at most */
 
 void tt__spikes_bound_start(struct tt__spikes_bound *b, bool file)
 {
@@ -85,8 +86,9 @@ static int tt__log_copy(int from, int to, uint64_t at, uint64_t len)
 	return 0;
 }
 
-/* The first line of the log written again: what was left out, as a note (no "name" nor
- * "dur_ns": a reader of spikes passes over it; in text, no "spike: " at its start). */
+/* The line after the spikes the log kept as it was written again: what was left out,
+ * as a note (no "name" nor "dur_ns": a reader of spikes passes over it; in text, no
+ * "spike: " at its start). */
 static size_t tt__log_note(const struct tt__spikes_bound *b, bool json, char *buf, size_t cap)
 {
 	int n;
@@ -109,8 +111,8 @@ static size_t tt__log_note(const struct tt__spikes_bound *b, bool json, char *bu
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-/* The log at `path` (its descriptor in `log`) written again: its first line what was
- * left out, then the worst spikes that fit in half the bound, in their order; put over
+/* The log at `path` (its descriptor in `log`) written again: the worst spikes that fit
+ * in half the bound, in their order, then a line that says what was left out; put over
  * it by name, and kept in `log`. 0 (the index then the new file's, *whole its end), or
  * -errno (nothing changed). */
 static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const char *path, bool json,
@@ -144,33 +146,39 @@ static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const
 	b->until_ns = tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns;
 	char note[TT__SPIKES_LOG_NOTE_MAX];
 	size_t len = tt__log_note(b, json, note, sizeof note);
+	/* (kept as the log is, checked before it is named: the program may close every
+	 * descriptor meanwhile, and open its own at the number) */
 	struct tt_os_new_file made;
 	struct tt_os_file file;
+	struct tt__fd fresh = TT__FD_NONE;
 	int err = tt_os_file_new(path, 1, &file, &made);
+	if (!err && (err = tt__fd_keep(&fresh, file)))
+		tt_os_file_discard(&made);
 	if (!err) {
-		int fd = (int)file.handle;
-		ssize_t put = write(fd, note, len);
-		err = put == (ssize_t)len ? 0 : put < 0 ? -errno : -ENOSPC;
+		int fd = (int)fresh.file.handle;
 		for (size_t i = 0; i < b->n && !err; i++)
 			if (tt__log_above(&b->entries[i], &out))
 				err = tt__log_copy((int)log->file.handle, fd, b->entries[i].at, b->entries[i].len);
+		ssize_t put = err ? 0 : write(fd, note, len);
 		if (!err)
-			err = tt_os_file_name(&file, path, &made);
+			err = put == (ssize_t)len ? 0 : put < 0 ? -errno : -ENOSPC;
+		if (!err)
+			err = tt__fd_ours(&fresh) ? tt_os_file_name(&fresh.file, path, &made) : -EBADF;
 		if (!err && made.tmp[0])
 			err = tt_os_file_put(&made, path);
 		if (err) {
 			tt_os_file_discard(&made);
-			close(fd);
+			tt__fd_close(&fresh);
 		}
 	}
 	if (err) {
 		*b = was;
 		return err;
 	}
-	/* (the old file, gone from its name, let go; a new one it cannot keep takes no entry) */
+	/* (the old file, gone from its name, let go) */
 	tt__fd_close(log);
-	err = tt__fd_keep(log, file);
-	uint64_t at = len;
+	*log = fresh;
+	uint64_t at = 0;
 	size_t kept = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		if (!tt__log_above(&b->entries[i], &out))
@@ -180,8 +188,8 @@ static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const
 		at += b->entries[i].len;
 	}
 	b->n = kept;
-	*whole = (off_t)at;
-	return err;
+	*whole = (off_t)(at + len);
+	return 0;
 }
 
 /* Cuts off the log's last entry, [from, *whole): not taken, counted. */
@@ -245,5 +253,5 @@ void tt__spikes_bound_said(const struct tt__spikes_bound *b, const char *path)
 		" events overwritten) left out to keep it within TICKTRACE_SPIKES_LOG_MAX (%" PRIu64 " bytes): "
 		"it keeps the worst spikes%s\n", path, b->spikes_out, b->spikes_out == 1 ? "" : "s",
 		b->notes_out, b->notes_out == 1 ? "" : "s", b->events_out, b->max,
-		b->rewrites ? " (its first line says what was left out)" : "");
+		b->rewrites ? " (a line in it says what was left out)" : "");
 }

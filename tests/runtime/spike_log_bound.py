@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """The live spike log stays within TICKTRACE_SPIKES_LOG_MAX (r44: a ring run's log grew
 16 MB in 8 minutes, with no bound), keeping what a user needs most: the worst spikes of
-the whole run, and what was left out, counted in its first line and at exit. A ring
+the whole run, and what was left out, counted in a line of it and at exit. A ring
 run of 200 planted spikes in a shuffled order (snapshot_worst_prog) logs some 80 KB;
 bound to 24 KiB, the log is written again with its worst spikes now and then. Checked:
 its size, seen as it grows (at most the bound and one entry, for a moment) and at the
-end (within it); its first line, a note that says what was left out, the spikes it
+end (within it); one line in it, a note, that says what was left out, the spikes it
 keeps and those left out adding up to the spikes found (the snapshots' exit line
-counts them); every spike kept from before the last rewrite worse than the worst left
-out; the worst of the run (the snapshots keep the 16 worst) all in it; the same
-count said at exit. And in text, the same bound, its first line said as text. Before,
+counts them); every spike above that line (the last rewrite's) worse than the worst
+left out; the worst of the run (the snapshots keep the 16 worst) all in it; the same
+count said at exit. And in text, the same bound, the line said as text. Before,
 the log took every spike: 80 KB.
 Usage: spike_log_bound.py PROG"""
 import json
@@ -63,7 +63,7 @@ def run(tmp, name):
     check(found, f"{name}: the spikes found not said: {said}")
     exit_line = re.search(r"ticktrace: spike log \S+: (\d+) spikes? and (\d+) notes? \(of (\d+) events "
                           r"overwritten\) left out to keep it within TICKTRACE_SPIKES_LOG_MAX "
-                          r"\((\d+) bytes\): it keeps the worst spikes \(its first line says what "
+                          r"\((\d+) bytes\): it keeps the worst spikes \(a line in it says what "
                           r"was left out\)\n", said)
     check(exit_line and int(exit_line.group(4)) == MAX, f"{name}: what was left out not said at exit: "
           f"{said}")
@@ -78,29 +78,29 @@ def json_log():
         log, snaps, found, said = run(tmp, "bound.jsonl")
         with open(log) as f:
             lines = [json.loads(line) for line in f]
-        first = lines[0] if lines else {}
+        at = [i for i, e in enumerate(lines) if "spikes_left_out" in e]
+        check(len(at) == 1, f"json: {len(at)} notes of what was left out, not one")
+        note = lines[at[0]] if at else {}
         spikes = [e for e in lines if "dur_ns" in e]
-        check("spikes_left_out" in first and "name" not in first and "dur_ns" not in first,
-              f"json: the first line is not a note of what was left out: {first}")
-        check(sum("spikes_left_out" in e for e in lines) == 1, "json: more than one note of what was left out")
-        out = first.get("spikes_left_out", -1)
+        check("name" not in note and "dur_ns" not in note, f"json: the note is a spike's line: {note}")
+        out = note.get("spikes_left_out", -1)
         check(len(spikes) + out == found, f"json: {len(spikes)} spikes kept and {out} left out, "
               f"not the {found} found")
-        check(said and said[0] == out and said[1] == first.get("notes_left_out"),
-              f"json: said at exit {said}, the first line {first}")
-        # (the spikes found before the last rewrite that are kept rank above the worst
-        # left out: the worst kept, the least left out)
-        until = first.get("left_out_until_ns", 0)
-        worst = Fraction(first.get("worst_left_out_ns", 0), max(first.get("worst_left_out_threshold_ns", 1), 1))
-        below = [s["name"] for s in spikes
-                 if s["start_ns"] + s["dur_ns"] <= until and Fraction(s["dur_ns"], max(s["threshold_ns"], 1)) < worst]
-        check(out > 0 and not below, f"json: kept from before the last rewrite ({until} ns) yet not "
+        check(said and said[0] == out and said[1] == note.get("notes_left_out"),
+              f"json: said at exit {said}, the note {note}")
+        # (the spikes above the note, those the last rewrite kept, each worse than the
+        # worst left out)
+        worst = Fraction(note.get("worst_left_out_ns", 0), max(note.get("worst_left_out_threshold_ns", 1), 1))
+        above = [e for e in lines[:at[0] if at else 0] if "dur_ns" in e]
+        below = [s["name"] for s in above if Fraction(s["dur_ns"], max(s["threshold_ns"], 1)) < worst]
+        check(out > 0 and above and not below, f"json: {len(above)} kept at the last rewrite, yet not "
               f"worse than the worst left out ({worst}): {below}")
         names = {s["name"] for s in spikes}
         worst_run = {re.fullmatch(r"spike-\d+-\d+-(.*)\.ttr", f).group(1) for f in os.listdir(snaps)}
         check(len(worst_run) == 16 and worst_run <= names,
               f"json: the run's worst (its snapshots) not all in the log: {sorted(worst_run - names)}")
-        print(f"json: {len(spikes)} spikes kept, {out} left out of {found}; the run's 16 worst in it")
+        print(f"json: {len(spikes)} spikes kept ({len(above)} above the note), {out} left out of {found}; "
+              f"the run's 16 worst in it")
 
 
 def text_log():
@@ -108,16 +108,15 @@ def text_log():
         log, _, found, said = run(tmp, "bound.log")
         with open(log) as f:
             text = f.read()
-        first = text.split("\n", 1)[0]
-        m = re.fullmatch(r"log: within TICKTRACE_SPIKES_LOG_MAX \((\d+) bytes\) it keeps the worst "
-                         r"spikes: (\d+) found up to [\d.]+ s were left out \(the worst of them [\d.]+ ms "
-                         r"over a threshold of [\d.]+ ms\), and (\d+) notes \(of (\d+) events "
-                         r"overwritten before the detector read them\)", first)
-        check(m, f"text: the first line does not say what was left out: {first}")
+        notes = re.findall(r"^log: within TICKTRACE_SPIKES_LOG_MAX \((\d+) bytes\) it keeps the worst "
+                           r"spikes: (\d+) found up to [\d.]+ s were left out \(the worst of them [\d.]+ ms "
+                           r"over a threshold of [\d.]+ ms\), and (\d+) notes \(of (\d+) events "
+                           r"overwritten before the detector read them\)$", text, re.M)
+        check(len(notes) == 1, f"text: {len(notes)} lines of what was left out, not one")
         kept = len(re.findall(r"^spike: ", text, re.M))
-        out = int(m.group(2)) if m else -1
+        out = int(notes[0][1]) if notes else -1
         check(kept + out == found, f"text: {kept} spikes kept and {out} left out, not the {found} found")
-        check(said and said[0] == out, f"text: said at exit {said}, the first line {first}")
+        check(said and said[0] == out, f"text: said at exit {said}, the log's {notes}")
         print(f"text: {kept} spikes kept, {out} left out of {found}")
 
 
