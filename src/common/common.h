@@ -311,6 +311,9 @@ uint64_t tt_buffer_events(const char *text, FILE *err);
  * its names from its start directory; `record` hands -o to processes that may change
  * theirs. */
 void tt_in_dir(const char *path, const char *cwd, char *buf, size_t size);
+/* A size setting (TICKTRACE_MEMORY, TICKTRACE_SPIKES_LOG_MAX): bytes, or with a
+ * suffix K, M or G (KiB, MiB, GiB), into *bytes; 0, or -1 (not such a size). */
+int tt_parse_size(const char *text, uint64_t *bytes);
 /* "1.5ms", "200us", "20ns", "2s" or "0" into ns; 0, -1 (not a time) or -ERANGE (a time
  * past the clock's range, 1e30ms: *ns INT64_MAX, which tt_time_in_range says out of
  * range). Every time setting and option is read by it (TICKTRACE_MIN_DUR by both

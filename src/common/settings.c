@@ -31,6 +31,22 @@ uint64_t tt_buffer_events(const char *text, FILE *err)
 	return events;
 }
 
+int tt_parse_size(const char *text, uint64_t *bytes)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(text, &end, 10);
+	int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 :
+		    *end == 'G' || *end == 'g' ? 30 : 0;
+	if (shift)
+		end++;
+	/* (strtoull takes "-5" as 2^64 - 5) */
+	if (errno || end == text || *end || text[0] == '-' || n > (UINT64_MAX >> 30))
+		return -1;
+	*bytes = (uint64_t)n << shift;
+	return 0;
+}
+
 int tt_parse_duration(const char *text, int64_t *ns)
 {
 	static const struct {

@@ -22,21 +22,14 @@ static uint64_t tt__default_memory(void)
 /* TICKTRACE_MEMORY: bytes, or with a suffix K, M or G (KiB, MiB, GiB). */
 static uint64_t tt__parse_memory(const char *text)
 {
-	char *end;
-	errno = 0;
-	unsigned long long bytes = strtoull(text, &end, 10);
-	int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 :
-		    *end == 'G' || *end == 'g' ? 30 : 0;
-	if (shift)
-		end++;
-	if (errno || end == text || *end || text[0] == '-' || bytes > (UINT64_MAX >> 30) ||
-	    (bytes << shift) < TT__MEMORY_MIN) {
+	uint64_t bytes;
+	if (tt_parse_size(text, &bytes) < 0 || bytes < TT__MEMORY_MIN) {
 		uint64_t fallback = tt__default_memory();
 		fprintf(tt__err, "ticktrace: TICKTRACE_MEMORY=%s is not a size of 1M or more (bytes, or "
 			"with K, M or G); using %" PRIu64 "M\n", text, fallback >> 20);
 		return fallback;
 	}
-	return (uint64_t)bytes << shift;
+	return bytes;
 }
 
 /* TICKTRACE_MIN_DUR, or `fallback_ns` (the zero-markup build's default,

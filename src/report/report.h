@@ -49,6 +49,36 @@ void tt__spikes_finish(void) TT__HIDDEN;
 void tt__spikes_last(void) TT__HIDDEN;
 void tt__spikes_after_fork(void) TT__HIDDEN;
 
+/* spikes_log.c: the spike log's bound, TICKTRACE_SPIKES_LOG_MAX: past it, the log
+ * written again with its worst spikes, then a line that says what was left out */
+struct tt__log_entry {
+	uint64_t at;               /* where it begins in the file */
+	uint32_t len;
+	bool note;                 /* a note (events overwritten), not a spike */
+	int64_t dur, threshold;    /* a spike's (threshold 1 or more); a note's events in dur */
+};
+struct tt__spikes_bound {
+	uint64_t max; /* bytes; 0: no bound */
+	bool on;      /* a file ticktrace made: bound */
+	int stuck;    /* -errno: it could not be kept within it, no entry taken since */
+	struct tt__log_entry *entries; /* the entries the file holds, in its order */
+	size_t n, cap;
+	/* left out: spikes, notes and the events they said overwritten; rewrites */
+	uint64_t spikes_out, notes_out, events_out, rewrites;
+	struct tt__log_entry worst; /* the worst spike left out (threshold 0: none) */
+	int64_t until_ns;           /* the last rewrite's time (ns since the start) */
+};
+/* The bound of a log (`file`: one ticktrace made; else none), as set; a bad value said. */
+void tt__spikes_bound_start(struct tt__spikes_bound *b, bool file) TT__HIDDEN;
+/* The entry the log at `path` (its descriptor `log`) just took whole, [from, *whole):
+ * a spike `s`, or a note (NULL) of `events` overwritten. Past the bound, the log
+ * written again (*whole its new end), or this entry cut off (counted). */
+void tt__spikes_bound_add(struct tt__spikes_bound *b, struct tt__fd *log, const char *path, bool json,
+			  off_t from, off_t *whole, const struct tt_an_spike *s, uint64_t events) TT__HIDDEN;
+/* At exit: what was left out, said; then the index let go. */
+void tt__spikes_bound_said(const struct tt__spikes_bound *b, const char *path) TT__HIDDEN;
+void tt__spikes_bound_free(struct tt__spikes_bound *b) TT__HIDDEN;
+
 /* snapshots.c: TICKTRACE_SNAPSHOTS, a window of the run around each spike and trigger */
 /* At the spike detector's start: whether snapshots are taken (which the detector is
  * then run for); what is wrong with the settings is said. */

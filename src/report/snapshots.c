@@ -11,8 +11,8 @@
  * threshold (a 30 ms scope over a 10 ms threshold: 3.0; a tie to the earlier), kept
  * in a heap whose top is the least of them. A spike that ranks below it is not even
  * copied (skipped); one above it takes its place: a snapshot waiting for its window
- * is dropped, a written one is removed once the new one is written (a write that
- * fails keeps it). On a full disk (ENOSPC, EDQUOT) the new one takes the room of the
+ * is dropped, a written one is removed once the new one is whole, before it has its
+ * name (a write that fails keeps it; the folder never holds both). On a full disk (ENOSPC, EDQUOT) the new one takes the room of the
  * least written ones below it, removed until the room left holds it (none where all
  * of them would not: the disk filled by others): else the first ones, written while
  * there was room, would stay for good. A spike whose file made room keeps its place
@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -641,8 +642,22 @@ static int64_t tt__room_to_be_made(struct tt__snapshots *sn, struct tt__kept *k,
 	return could >= need ? (int64_t)room : -1;
 }
 
-/* The place k's snapshot was written (or not: `err`): the file it replaces removed.
- * Not written for a full disk: its spike keeps the place all the same (gone), and the
+/* The snapshot `due` of a kept spike is whole, not yet named: the file it replaces
+ * removed now, before the new one takes its name (a reader of the folder never finds
+ * both: more than TICKTRACE_SNAPSHOT_MAX; a run killed meanwhile leaves neither). */
+static void tt__snapshot_whole(struct tt__window *w)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	const struct tt__snapshot_due *due =
+		(const struct tt__snapshot_due *)((char *)w - offsetof(struct tt__snapshot_due, window));
+	struct tt__kept *k = &sn->kept[due->kept];
+	if (k->replaces.number && !k->replaces.gone)
+		tt__kept_remove(sn, &k->replaces);
+	k->replaces.gone = true; /* (or said as not removed: not tried again) */
+}
+
+/* The place k's snapshot was written (or not: `err`): the file it replaces removed
+ * (tt__snapshot_whole, or here where the new one failed for a full disk). Not written for a full disk: its spike keeps the place all the same (gone), and the
  * file it replaces, below it, goes (else a spike below it could take the place, and
  * the worst would not be kept: the room goes to the worst that fit); for another
  * reason (a file size limit), the one it replaces is kept in the place again. */
@@ -670,6 +685,7 @@ static void tt__kept_written(struct tt__snapshots *sn, struct tt__kept *k, int e
 static int tt__snapshot_write_due(struct tt__snapshots *sn, struct tt__snapshot_due *due)
 {
 	uint64_t room;
+	due->window.whole = due->kept == TT__NOT_KEPT ? NULL : tt__snapshot_whole;
 	int err = tt__snapshot_write(sn, &due->window, &room);
 	if (due->kept == TT__NOT_KEPT)
 		return err;

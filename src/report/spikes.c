@@ -32,13 +32,14 @@
 
 /* Where tt-spikes stopped in a thread's chunks: the chunk, its place in the list
  * (tt__chunks_front) and its first record (a ring recycles chunks, and reuses them for
- * any thread; a thread's last chunk moves when it exits), and how many of its records
- * were read. */
+ * any thread; a thread's last chunk moves when it exits), how many of its records
+ * were read, and whether they are all it holds, its successor (at place + 1) begun. */
 struct tt__spikes_place {
 	struct tt_record first;
 	uint32_t read;
 	const struct tt__chunk *chunk;
 	uint64_t at;
+	bool whole;
 };
 
 struct tt__spikes_thread {
@@ -98,6 +99,7 @@ static struct tt__spikes {
 	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
 	off_t whole;               /* a file's log: where its last whole entry ends */
 	int lost_errno;            /* why the first was lost */
+	struct tt__spikes_bound bound; /* TICKTRACE_SPIKES_LOG_MAX (spikes_log.c) */
 	struct tt_an an;
 	struct tt_clock clock; /* ns since the start anchor */
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
@@ -201,10 +203,10 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 	fputs("]}\n", out);
 }
 
-/* The entry just printed, out to the log: one the log could not take whole (a full
- * disk, the file size limit, a FIFO whose reader takes nothing) is counted, and said
- * at exit. */
-static void tt__spikes_flush(struct tt__spikes *sp)
+/* The entry just printed (a spike `s`, or a note of `events` overwritten), out to the
+ * log: one the log could not take whole (a full disk, the file size limit, a FIFO whose
+ * reader takes nothing) is counted, and said at exit; one it took, held to its bound. */
+static void tt__spikes_flush(struct tt__spikes *sp, const struct tt_an_spike *s, uint64_t events)
 {
 	/* (stderr is the program's: its error state is left alone, and a loss there could
 	 * be said nowhere) */
@@ -218,9 +220,11 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 	if (!tt__fd_ours(&sp->log) && tt__fd_reopen(&sp->log, sp->path) == 0 && sp->whole >= 0)
 		lseek((int)sp->log.file.handle, sp->whole, SEEK_SET);
 	errno = 0;
+	off_t from = sp->whole;
 	if (fflush(sp->out) == 0 && !ferror(sp->out)) {
 		if (tt__fd_ours(&sp->log))
 			sp->whole = lseek((int)sp->log.file.handle, 0, SEEK_CUR);
+		tt__spikes_bound_add(&sp->bound, &sp->log, sp->path, sp->json, from, &sp->whole, s, events);
 		return;
 	}
 	if (!sp->lost++)
@@ -298,7 +302,7 @@ static int tt__spikes_found(void *ctx, const struct tt_an_spike *spike)
 		tt__spikes_json(sp->out, spike);
 	else
 		tt_an_spike_print(sp->out, spike);
-	tt__spikes_flush(sp);
+	tt__spikes_flush(sp, spike, 0);
 	return 0;
 }
 
@@ -345,6 +349,7 @@ static int tt__spikes_open_log(struct tt__spikes *sp, const char *dest)
 		return err;
 	}
 	sp->json = tt__format_is(dest, ".jsonl") || tt__format_is(dest, ".json");
+	tt__spikes_bound_start(&sp->bound, !in_place);
 	return 0;
 }
 
@@ -633,7 +638,7 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, struct tt__spikes_
 				"%.0f%%)", TT__SPIKES_SHARE_PCT);
 		fputs(": spikes among them are not reported\n", sp->out);
 	}
-	tt__spikes_flush(sp);
+	tt__spikes_flush(sp, NULL, events);
 }
 
 /* Whether chunk c holds, at its start, the records where tt-spikes stopped. */
@@ -694,6 +699,15 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 		*place = t->at.at;
 		return *found;
 	}
+	/* Recycled read whole, and nothing after it: its successor the front, read on
+	 * without a restart (a scope open across it ends there: liveflake's, s15) */
+	const struct tt__chunk *front =
+		t->at.read && t->at.whole && gone <= t->kept ? tt__chunks_front(slot, place) : NULL;
+	if (front && *place == t->at.at + 1) {
+		t->kept -= gone;
+		t->at.read = 0; /* (from the front) */
+		return front;
+	}
 	/* The ring recycled it too, or what it took before a first look: all of it but
 	 * what was read is lost. */
 	if (gone > t->kept)
@@ -750,7 +764,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 			*copy++ = (struct tt_record){to->tsc, word};
 		}
 		if (to > begin) /* (at.read 0 says: from the first chunk) */
-			t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin), chunk, place};
+			t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin), chunk, place, false};
 		if (to != end) {
 			/* the copy full, or a record not written yet (a signal handler's) */
 			*whole = false;
@@ -760,6 +774,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 			found = chunk; /* (the rest of it, from `at` just set) */
 			continue;
 		}
+		t->at.whole = next && t->at.chunk == chunk && t->at.read; /* (its successor next) */
 		chunk = next;
 		place++;
 	}
@@ -1144,6 +1159,9 @@ void tt__spikes_finish(void)
 	if (sp->lost)
 		fprintf(tt__err, "ticktrace: spike log %s: %" PRIu64 " of %" PRIu64 " entries lost (%s)\n",
 			sp->path, sp->lost, sp->entries, strerror(sp->lost_errno));
+	tt__spikes_bound_said(&sp->bound, sp->path);
+	tt__spikes_bound_free(&sp->bound);
+	sp->bound = (struct tt__spikes_bound){0};
 	sp->out = NULL;
 	sp->lost = sp->entries = 0;
 	__atomic_store_n(&sp->on, false, __ATOMIC_RELEASE);
@@ -1160,6 +1178,7 @@ void tt__spikes_after_fork(void)
 		return;
 	if (sp->out && sp->out != tt__err)
 		fclose(sp->out);
+	tt__spikes_bound_free(&sp->bound); /* (the parent's log's) */
 	tt__snapshots_after_fork();
 	struct tt_an_thresholds table = sp->table;
 	*sp = (struct tt__spikes){.table = table, .table_read = true,

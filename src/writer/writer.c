@@ -272,7 +272,16 @@ int tt__write_run_file(char *path, size_t size)
 	return tt__write_run_file_with(path, size, tt__write_file_of, NULL);
 }
 
+static int tt__write_window_of(struct tt__out *out, void *window)
+{
+	struct tt__window *w = window;
+	int err = tt__write_to(out, w);
+	if (!err && w->whole)
+		w->whole(w);
+	return err;
+}
+
 int tt__write_window(const char *path, struct tt__window *window)
 {
-	return tt__write_file_with(path, tt__write_file_of, window);
+	return tt__write_file_with(path, tt__write_window_of, window);
 }

@@ -157,6 +157,10 @@ struct tt__window {
 	 * bytes, written or not (a full disk: what it needs). */
 	bool shortened;
 	uint64_t bytes;
+	/* Called once the file is whole, before it has its name (NULL: nothing): the
+	 * snapshot it replaces removed first, so that no reader of the folder ever finds
+	 * both, nor a part of the new one. */
+	void (*whole)(struct tt__window *window);
 };
 /* The snapshot's file at `path`, its window copied as a reader; 0 or -errno. */
 int tt__write_window(const char *path, struct tt__window *window) TT__HIDDEN;

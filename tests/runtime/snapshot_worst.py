@@ -13,10 +13,12 @@ worst spikes take the room of the least kept ones, the worst of the run among th
 what was removed for them said (before, the first four stayed for good: every later
 write failed).
 Usage: snapshot_worst.py PROG"""
+import ctypes
 import json
 import os
 import re
 import select
+import struct
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,48 @@ from verdict import check, verdict
 
 PROG = sys.argv[1]
 KEEP = 16
+
+
+class Folder:
+    """The spikes' snapshot files in a folder, counted by inotify as each name comes and
+    goes (in the kernel's order: no name missed between two looks), and the most there
+    were at once: a replaced snapshot removed only after its replacement had its name
+    made TICKTRACE_SNAPSHOT_MAX + 1 (before, r44: 9 files seen with MAX=8)."""
+    CREATE, DELETE, MOVED_FROM, MOVED_TO, OVERFLOW = 0x100, 0x200, 0x40, 0x80, 0x4000
+
+    def __init__(self, path):
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0 or libc.inotify_add_watch(
+                self.fd, path.encode(), self.CREATE | self.DELETE | self.MOVED_FROM | self.MOVED_TO) < 0:
+            raise OSError(ctypes.get_errno(), "inotify")
+        self.names, self.most, self.overflow = set(), 0, False
+
+    def read(self):
+        """The names that came and went since the last read."""
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            at = 0
+            while at < len(data):
+                _, mask, _, size = struct.unpack_from("iIII", data, at)
+                name = data[at + 16:at + 16 + size].rstrip(b"\0").decode()
+                at += 16 + size
+                self.overflow |= bool(mask & self.OVERFLOW)
+                if not re.fullmatch(r"spike-.*\.ttr", name):
+                    continue
+                if mask & (self.CREATE | self.MOVED_TO):
+                    self.names.add(name)
+                elif mask & (self.DELETE | self.MOVED_FROM):
+                    self.names.discard(name)
+                self.most = max(self.most, len(self.names))
+
+    def close(self):
+        self.read()
+        os.close(self.fd)
 
 
 def run(tmp, label, args, snaps=None, wrap=(), before="20ms"):
@@ -46,6 +90,8 @@ def run(tmp, label, args, snaps=None, wrap=(), before="20ms"):
     # (a reader from the start, which the runtime needs to open a FIFO, and never at
     # its end: read until the program is gone and nothing is left)
     fd = os.open(log, os.O_RDWR | os.O_NONBLOCK)
+    # (a disk mounted by `wrap` is mounted after the watch begins: not watched)
+    folder = Folder(snaps) if not wrap else None
     data = []
     with tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen([*wrap, PROG] + args, env=env, stdout=subprocess.DEVNULL, stderr=err,
@@ -53,15 +99,20 @@ def run(tmp, label, args, snaps=None, wrap=(), before="20ms"):
         deadline = time.monotonic() + 120
         try:
             while time.monotonic() < deadline:
-                if select.select([fd], [], [], 0.1)[0]:
+                ready = select.select([fd] + ([folder.fd] if folder else []), [], [], 0.1)[0]
+                if folder and folder.fd in ready:
+                    folder.read()
+                if fd in ready:
                     data.append(os.read(fd, 1 << 16))
-                elif p.poll() is not None:
+                elif not ready and p.poll() is not None:
                     break
         finally:
             if p.poll() is None:
                 p.kill()
             code = p.wait()
             os.close(fd)
+            if folder:
+                folder.close()
         err.seek(0)
         said = err.read()
     lines = [json.loads(line) for line in b"".join(data).decode().splitlines()]
@@ -74,6 +125,11 @@ def run(tmp, label, args, snaps=None, wrap=(), before="20ms"):
     check(len(planted) == 200 or (len(planted) > 100 and overwritten),
           f"{label}: {len(planted)} planted spikes in the live log, not 200, "
           f"{overwritten} events said overwritten")
+    if folder:
+        check(not folder.overflow, f"{label}: the folder's watch overflowed")
+        check(folder.most <= KEEP, f"{label}: {folder.most} spikes' snapshots in the folder at "
+              f"once, more than TICKTRACE_SNAPSHOT_MAX ({KEEP}): a replaced one beside its replacement")
+        print(f"{label}: at most {folder.most} snapshots in the folder at once")
     return snaps, spikes, said
 
 

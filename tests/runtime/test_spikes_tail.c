@@ -26,8 +26,7 @@
 
 #include <cmocka.h>
 
-#include "core/core_internal.h"
-#include "report/report.h"
+#include "spikes_harness.h"
 
 static const struct tt__mode_ops tt_ring_mode = {.recycle_oldest = 1};
 
@@ -46,11 +45,6 @@ static struct tt__chunk *tt_first, *tt_second;
 static struct tt__slot tt_slot;
 static int tt_uffd;
 static volatile int tt_moved; /* the thread moved on while the reader waited */
-
-static struct tt_record tt_rec(unsigned kind, const struct tt_callsite *site, uint64_t tsc)
-{
-	return (struct tt_record){tsc, TT_RECORD_WORD(kind, site ? (uint64_t)(uintptr_t)site : 0)};
-}
 
 /* The page of the chunk that holds record i. */
 static char *tt_page_of(struct tt__chunk *c, size_t i)
@@ -88,25 +82,6 @@ static void *tt_thread_moves_on(void *unused)
 	struct uffdio_copy copy = {.dst = (uintptr_t)page, .src = (uintptr_t)content, .len = PAGE};
 	ioctl(tt_uffd, UFFDIO_COPY, &copy);
 	return NULL;
-}
-
-/* A chunk of the arena's alignment, its pages untouched. */
-static struct tt__chunk *tt_chunk_new(void)
-{
-	void *at = mmap(NULL, 2 * TT__CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(at != MAP_FAILED);
-	return (struct tt__chunk *)(((uintptr_t)at + TT__CHUNK_SIZE - 1) & ~(uintptr_t)(TT__CHUNK_SIZE - 1));
-}
-
-static char *tt_read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	static char text[1 << 16];
-	size_t n = fread(text, 1, sizeof text - 1, f);
-	fclose(f);
-	text[n] = 0;
-	return text;
 }
 
 /* The cursor in the first chunk, the page before it held off: the reader's look waits
@@ -160,36 +135,23 @@ static void test_moves_on_while_read(void **state)
 		exit(77);
 	}
 
-	tt_slot.hot = &tt_slot.parked;
-	tt_slot.tid = (uint32_t)getpid();
-	tt_slot.first = tt_slot.current = tt_first;
-	tt_slot.chunks = 2;
-	tt_slot.chunk_end = (char *)tt_first + TT__CHUNK_SIZE;
-	tt_slot.parked.cursor = (char *)((struct tt_record *)(tt_first + 1) + CURSOR);
-	snprintf(tt_slot.name, sizeof tt_slot.name, "moves-on");
-	__atomic_store_n(&tt__registry_first, &tt_slot, __ATOMIC_RELEASE);
+	tt_slot_register(&tt_slot, tt_first, tt_first, 2, (struct tt_record *)(tt_first + 1) + CURSOR, "moves-on");
 
 	pthread_t thread;
 	assert_int_equal(pthread_create(&thread, NULL, tt_thread_moves_on, NULL), 0);
-	char dir[] = "/tmp/tt-spikes-tail-XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char log[sizeof dir + 16];
-	snprintf(log, sizeof log, "%s/spikes.log", dir);
-	setenv("TICKTRACE_SPIKES", log, 1);
-	setenv("TICKTRACE_SPIKE_THRESHOLD", "1ms", 1);
-	tt__spikes_start(); /* (tt-spikes looks every 20 ms) */
+	struct tt_log log;
+	tt_log_start(&log);
 	for (int waited = 0; !tt_moved && waited < 30000; waited++)
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	assert_true(tt_moved);
 	pthread_join(thread, NULL);
 	tt__spikes_last();
 
-	char *text = tt_read_file(log);
+	char *text = tt_log_text(&log);
 	printf("%s", text);
 	assert_null(strstr(text, "short_one"));
 	assert_non_null(strstr(text, "tail_spike"));
-	unlink(log);
-	rmdir(dir);
+	tt_log_remove(&log);
 }
 
 int main(void)
