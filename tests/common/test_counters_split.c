@@ -1021,6 +1021,19 @@ static void test_switches_in_late_woken(void **state)
 			 (long long)(end - start));
 }
 
+/* The same lag with no reading to measure it (lostunknown's throwaway check: a
+ * preemption in place of the sleep, no counters read): the switches said on CPU 2.69
+ * ms within 20 us where the kernel's CPU time was 4.00 ms. Without a reading, one
+ * switch in may be that late: the error covers it, as far as the time off CPU allows. */
+static void test_switches_in_late_unread(void **state)
+{
+	(void)state;
+	struct life l = {.n = 4, .what = {RUN, WAIT, RUN, ASLEEP}, .len = {4009 * US, 4010 * US, 4 * MS, MS}};
+	int64_t start = 4 * MS, end = 12 * MS;
+	int64_t none[1] = {0}, err;
+	in_late_within(&l, start, end, none, 0, 1310 * US, false, &err);
+}
+
 /* A thread spinning beside another on its CPU, read as each long wait for it ends (by
  * tt-sched, just before the thread's switch in is recorded, and once in the middle of a
  * run): whether a reading holds a wait that ended within its span is not known, but
@@ -1365,6 +1378,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_switches_migrated_random, migrating_off),
 		cmocka_unit_test(test_switches_in_late),
 		cmocka_unit_test(test_switches_in_late_woken),
+		cmocka_unit_test(test_switches_in_late_unread),
 		cmocka_unit_test(test_switches_read_as_waits_end),
 		cmocka_unit_test(test_switches_stolen_unknown_said),
 		cmocka_unit_test(test_switches_stolen_unknown_bounded),
