@@ -922,6 +922,10 @@ enum tt_snapshot_unsplit_why {
 enum tt_snapshot_unsplit_flags {
 	/* tt-sched's CPU budget left scopes of its thread unread (TT_SCHEDSTAT_BUDGET) */
 	TT_UNSPLIT_BUDGET = 1u << 0,
+	/* TT_UNSPLIT_TOO_FAR: no reading came near enough its start, or its end, to bound
+	 * it (neither, in an earlier version's: which not said) */
+	TT_UNSPLIT_FAR_START = 1u << 1,
+	TT_UNSPLIT_FAR_END = 1u << 2,
 };
 /* Why the spike has no split, after tt_snapshot_causes (a section that ends before it
  * is an earlier version's: its thread's flags say why): 0s with a split, and for a

@@ -182,6 +182,10 @@ static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
 size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 		     const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2]);
 
+/* A scope open this long is watched by tt-sched, which reads its thread's counters then
+ * (core/counters.c), and the analysis says how late past it a first reading came. */
+#define TT_COUNTERS_AFTER_NS 2000000
+
 /* Why a thread has no states, in words, from its THREAD flags (format.h: enum
  * tt_no_states): "the kernel refused its thread states (perf_event_open: Permission
  * denied)", "thread states are off (TICKTRACE_SCHED=0)", ...; returns buf. */

@@ -610,7 +610,7 @@ extern uint64_t tt__counters_blind TT__HIDDEN;
  * more for a tt-sched kept off the CPUs), is split within half its length; a scope
  * shorter, most of them no spike (a 2 ms sleep, a mutex's wait), costs no reading
  * (sched.c says it where none was read). */
-#define TT__COUNTERS_AFTER_NS 2000000
+#define TT__COUNTERS_AFTER_NS TT_COUNTERS_AFTER_NS /* (common.h: the analysis says it too) */
 /* Lock held: the slot's readings from the `*at`-th the thread had (0: from the first
  * kept), one call with those the store still holds and those lost before them; *at
  * moves past them. */

@@ -451,6 +451,15 @@ static struct tt__kept *tt__snapshot_keep(struct tt__snapshots *sn, const struct
 	return k;
 }
 
+/* The edges no counters reading bounded, as the snapshot says them (TT_UNSPLIT_FAR_*). */
+static uint32_t tt__unsplit_edges(const struct tt_an_causes *c)
+{
+	if (c->miss != TT_AN_MISS_TOO_FAR)
+		return 0;
+	return (c->miss_detail.edges & TT_AN_EDGE_START ? TT_UNSPLIT_FAR_START : 0u) |
+	       (c->miss_detail.edges & TT_AN_EDGE_END ? TT_UNSPLIT_FAR_END : 0u);
+}
+
 void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *clock,
 			uint32_t thread)
 {
@@ -498,7 +507,7 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 	if (!s->has_split) /* (why, as the run's file cannot say it once its ring lost the scope) */
 		w.unsplit = (struct tt_snapshot_unsplit){
 			.why = (uint32_t)s->causes.miss,
-			.flags = s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u,
+			.flags = (s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u) | tt__unsplit_edges(&s->causes),
 			.start_ns = s->causes.miss_start_ns, .end_ns = s->causes.miss_end_ns,
 		};
 	else if (s->causes.lost_ns) { /* (and why what no reading covers is unknown) */
@@ -506,7 +515,7 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		w.unknown = (struct tt_snapshot_unknown){
 			.lost = s->causes.lost, .without_ns = s->causes.lost_ns,
 			.why = covered ? 0u : (uint32_t)s->causes.miss,
-			.flags = !covered && s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u,
+			.flags = covered ? 0u : (s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u) | tt__unsplit_edges(&s->causes),
 			.start_ns = covered ? 0 : s->causes.miss_start_ns, .end_ns = covered ? 0 : s->causes.miss_end_ns,
 		};
 	}

@@ -179,7 +179,7 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		fprintf(out, ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64 "%s",
 			s->causes.minor_faults, s->causes.major_faults,
 			s->causes.faults_at_least ? ",\"faults_at_least\":1" : "");
-	char why[TT_AN_UNKNOWN_TEXT > TT_SCHED_NONE_TEXT ? TT_AN_UNKNOWN_TEXT : TT_SCHED_NONE_TEXT];
+	char why[TT_AN_NO_SPLIT_TEXT];
 	if (s->has_split && tt_an_unknown_text(&s->causes, why, sizeof why)) {
 		fputs(",\"unknown_why\":", out);
 		tt__spikes_json_str(out, why, strlen(why));

@@ -532,9 +532,9 @@ static void test_split_unknown(void **state)
 	const char *text[] = {"  on CPU ~4.000 ms, preempted ~1.000 ms, blocked ~1.000 ms, unknown 4.000 ms\n"
 			      "  unknown: " UNKNOWN_WHY "; (blocked may hold waits for a CPU after wake-ups, "
 			      "which the switches count as blocked: no counters reading bounds them); the "
-			      "kernel's own CPU time may count up to 40.000 us more than on CPU (it charges a "
+			      "kernel's own CPU time may count up to 2.020 ms more than on CPU (it charges a "
 			      "thread from when it picks it, before the switch in its record comes after, at "
-			      "switches in that no two readings measured): each part within 1.040 ms of its "
+			      "switches in that no two readings measured): each part within 3.020 ms of its "
 			      "figures\n",
 			      "  no split: the kernel refused its thread states (perf_event_open: "
 			      "Permission denied)\n"};

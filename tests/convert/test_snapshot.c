@@ -896,6 +896,18 @@ static void test_unsplit_said(void **state)
 	producer_refused = false;
 	info.begin_tsc = 15000;
 
+	/* read inside it, none near its end: that edge said (TT_UNSPLIT_FAR_END; the far
+	 * side's readings not kept); a snapshot of the version before, which did not say
+	 * the edge, in its words */
+	struct tt_snapshot_unsplit far = {.why = TT_UNSPLIT_TOO_FAR, .flags = TT_UNSPLIT_FAR_END,
+					  .start_ns = 8000, .end_ns = 24000000};
+	snapshot_unsplit = &far;
+	spikes_say(fx, &info, "  no split: no counters reading near its end: the last inside it 24.000 ms "
+		   "before its end\n");
+	far.flags = 0;
+	spikes_say(fx, &info, "  no split: its counters were read too far inside it (8.000 us after its "
+		   "start, 24.000 ms before its end)\n");
+
 	snapshot_unsplit = &unsplit;
 	const uint64_t unsplit_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 +
 				    sizeof(struct tt_snapshot_cut) + sizeof(struct tt_snapshot_split) +

@@ -250,7 +250,7 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		tt_an_split_print(out, "            ", &split, &causes);
 		tt_an_causes_print(out, "            ", &causes);
 	} else if (si->kind == TT_SNAPSHOT_SPIKE) {
-		char why[TT_SCHED_NONE_TEXT];
+		char why[TT_AN_NO_SPLIT_TEXT];
 		fprintf(out, "            no split: %s\n", tt_an_no_split_text(&causes, s->thread->flags, why,
 										 sizeof why));
 	}

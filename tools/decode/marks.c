@@ -167,7 +167,7 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 			m->args[m->nargs++] = (struct tt_mark_arg){.key = "unknown_why", .text = m->no_split};
 		}
 	} else {
-		char why[TT_SCHED_NONE_TEXT];
+		char why[TT_AN_NO_SPLIT_TEXT];
 		if (!(m->no_split = strdup(tt_an_no_split_text(&causes, s->thread->flags, why, sizeof why))))
 			return -1;
 		m->args[m->nargs++] = (struct tt_mark_arg){.key = "no_split", .text = m->no_split};

@@ -36,6 +36,29 @@ struct tt_an_split tt_snapshot_an_split(const struct tt_snapshot *s)
 				    s->split.unknown_ns};
 }
 
+/* What a snapshot says of its readings beside why (its readings' far sides and the
+ * wait around them not kept): the edges none bounded, how late the first came. */
+static struct tt_an_miss_detail tt_snapshot_miss_detail(const struct tt_snapshot *s)
+{
+	const struct tt_snapshot_unsplit *u = &s->unsplit;
+	const struct tt_snapshot_unknown *k = &s->unknown;
+	uint32_t why = u->why | k->why, flags = u->flags | k->flags;
+	int64_t start_ns = u->start_ns | k->start_ns, end_ns = u->end_ns | k->end_ns;
+	/* (the first reading after its start: inside it, or past its end, the one after it;
+	 * late where the spike lasted long enough to be read, as the analysis says it) */
+	int64_t first = 0, dur = s->split.dur_ns;
+	if (why == TT_UNSPLIT_TOO_FAR)
+		first = start_ns;
+	else if (why == TT_UNSPLIT_NOT_INSIDE && __builtin_add_overflow(dur, end_ns, &first))
+		first = 0;
+	bool late = dur > TT_COUNTERS_AFTER_NS && first >= 2 * TT_COUNTERS_AFTER_NS;
+	return (struct tt_an_miss_detail){
+		.edges = (flags & TT_UNSPLIT_FAR_START ? TT_AN_EDGE_START : 0u) |
+			 (flags & TT_UNSPLIT_FAR_END ? TT_AN_EDGE_END : 0u),
+		.late_ns = late ? first - TT_COUNTERS_AFTER_NS : 0,
+	};
+}
+
 struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 {
 	const struct tt_snapshot_causes *c = &s->causes;
@@ -57,6 +80,7 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 		.stolen_miss = (enum tt_an_stolen_miss)TT_CAUSES_STOLEN_MISS(c->flags),
 		.miss = (enum tt_an_counters_miss)(u->why | k->why), .miss_start_ns = u->start_ns | k->start_ns,
 		.miss_end_ns = u->end_ns | k->end_ns, .miss_budget = (u->flags | k->flags) & TT_UNSPLIT_BUDGET,
+		.miss_detail = tt_snapshot_miss_detail(s),
 		.lost = k->lost, .lost_ns = k->without_ns,
 		.covered_ns = k->without_ns ? k->without_ns - s->split.unknown_ns : 0,
 	};

@@ -77,7 +77,7 @@ struct tt_spike_args {
 	struct tt_spike_args *next;
 	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
 	/* without a split: why; with one leaving time unknown, why (an argument's text) */
-	char no_split[TT_AN_UNKNOWN_TEXT > TT_SCHED_NONE_TEXT ? TT_AN_UNKNOWN_TEXT : TT_SCHED_NONE_TEXT];
+	char no_split[TT_AN_NO_SPLIT_TEXT];
 };
 
 /* A snapshot's spike (the one its runtime wrote it for): `spikes` reports it as the
@@ -618,7 +618,7 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		if (tt_an_unknown_text(&s->causes, why, sizeof why))
 			cJSON_AddStringToObject(root, "unknown_why", why);
 	} else {
-		char why[TT_SCHED_NONE_TEXT];
+		char why[TT_AN_NO_SPLIT_TEXT];
 		cJSON_AddStringToObject(root, "no_split", tt_an_no_split_text(&s->causes, s->thread->no_states,
 									       why, sizeof why));
 	}
@@ -674,6 +674,7 @@ static int tt_spike_print(void *ctx, const struct tt_an_spike *s)
 		own.causes.miss_start_ns = said.miss_start_ns;
 		own.causes.miss_end_ns = said.miss_end_ns;
 		own.causes.miss_budget = said.miss_budget;
+		own.causes.miss_detail = said.miss_detail;
 	}
 	const char *global_from = a->an.global_from;
 	a->an.global_from = tt_snapshot_threshold_from(snap->snapshot);
@@ -715,7 +716,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
 		if (ss->causes.flags & TT_CAUSES_END_DROPPED) /* (how much later not kept) */
 			cJSON_AddNumberToObject(root, "end_late_ns", -1);
-		char why[TT_SCHED_NONE_TEXT];
+		char why[TT_AN_NO_SPLIT_TEXT];
 		struct tt_an_causes causes = tt_snapshot_an_causes(ss);
 		if (!si->has_split)
 			cJSON_AddStringToObject(root, "no_split",
@@ -746,7 +747,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		struct tt_an_split split = tt_snapshot_an_split(ss);
 		tt_an_split_print(a->out, "  ", &split, &causes);
 	} else {
-		char why[TT_SCHED_NONE_TEXT];
+		char why[TT_AN_NO_SPLIT_TEXT];
 		fprintf(a->out, "  no split: %s\n", tt_an_no_split_text(&causes, t->flags, why, sizeof why));
 	}
 	tt_an_causes_print(a->out, "  ", &causes);

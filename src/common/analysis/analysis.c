@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -563,26 +564,91 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s)
 	return s->source == TT_AN_FROM_GLOBAL && global ? global : tt_an_source_names[s->source];
 }
 
+/* snprintf at buf + *n, as far as cap allows: *n grows by what it wrote. */
+static void tt_an_add_text(char *buf, size_t cap, int *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void tt_an_add_text(char *buf, size_t cap, int *n, const char *fmt, ...)
+{
+	if (*n < 0 || (size_t)*n >= cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int more = vsnprintf(buf + *n, cap - (size_t)*n, fmt, ap);
+	va_end(ap);
+	*n = more < 0 ? more : *n + more;
+}
+
+/* The readings inside it too far from the edges that none bounds (TT_AN_MISS_TOO_FAR),
+ * each with the one on its far side where said: what is missing is a reading near
+ * those edges. */
+static void tt_an_too_far_text(const struct tt_an_causes *c, char *buf, size_t cap, int *n)
+{
+	const struct tt_an_miss_detail *d = &c->miss_detail;
+	char a[32], b[32];
+	tt_an_add_text(buf, cap, n, "no counters reading near its %s: ",
+		       d->edges == TT_AN_EDGE_START ? "start" : d->edges == TT_AN_EDGE_END ? "end" : "start or its end");
+	if (d->edges & TT_AN_EDGE_START) {
+		/* (one within a reading's span of its start may have read its values before it) */
+		tt_an_add_text(buf, cap, n, "the first inside it %s after its start%s", tt_an_fmt_ns(a, c->miss_start_ns),
+			       c->miss_start_ns < TT_SCHEDSTAT_SPAN_NS ? ", its values maybe read before it" : "");
+		if (d->before_ns)
+			tt_an_add_text(buf, cap, n, d->before_ns < 0 ? " (none before it)" : " (the one before, %s before it)",
+				       tt_an_fmt_ns(b, d->before_ns));
+	}
+	if (d->edges & TT_AN_EDGE_END) {
+		tt_an_add_text(buf, cap, n, "%sthe last inside it %s before its end", d->edges & TT_AN_EDGE_START ? ", " : "",
+			       tt_an_fmt_ns(a, c->miss_end_ns));
+		if (d->after_ns)
+			tt_an_add_text(buf, cap, n, d->after_ns < 0 ? " (none after it: a wait under way at the "
+				       "last is counted only as it ends)" : " (the next, %s after it)",
+				       tt_an_fmt_ns(b, d->after_ns));
+	}
+}
+
 /* Why the counters read for it say nothing of a span (c->miss), into buf: how many
  * bytes, or -1 where none were read for it (TT_AN_MISS_NONE). */
 static int tt_an_miss_text(const struct tt_an_causes *c, char *buf, size_t cap)
 {
-	char a[32], b[32];
-	int n = -1;
+	const struct tt_an_miss_detail *d = &c->miss_detail;
+	char a[32], b[32], t[32];
+	int n = 0;
 	switch (c->miss) {
 	case TT_AN_MISS_NOT_AFTER:
-		n = snprintf(buf, cap, "no counters reading after its start");
+		tt_an_add_text(buf, cap, &n, "no counters reading after its start");
 		break;
 	case TT_AN_MISS_NOT_BEFORE:
-		n = snprintf(buf, cap, "no counters reading before its end");
+		tt_an_add_text(buf, cap, &n, "no counters reading before its end");
 		break;
 	case TT_AN_MISS_NOT_INSIDE:
-		n = snprintf(buf, cap, "no counters reading inside it (the nearest %s before it, %s after it)",
-			     tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
-		break;
 	case TT_AN_MISS_TOO_FAR:
-		n = snprintf(buf, cap, "its counters were read too far inside it (%s after its start, %s "
-			     "before its end)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
+		if (d->tick) /* (the readings bound its edges: the CPU time's steps do not) */
+			tt_an_add_text(buf, cap, &n, "its thread's CPU time moves in steps of the system's tick "
+				       "(each value up to %s behind): the readings nearest its edges (%s from its start, "
+				       "%s from its end) bound its time on CPU no closer than that, half its length "
+				       "or more", tt_an_fmt_ns(t, TT_SCHEDSTAT_TICK_NS), tt_an_fmt_ns(a, c->miss_start_ns),
+				       tt_an_fmt_ns(b, c->miss_end_ns));
+		else if (c->miss == TT_AN_MISS_TOO_FAR && d->edges)
+			tt_an_too_far_text(c, buf, cap, &n);
+		else if (c->miss == TT_AN_MISS_TOO_FAR) /* (an earlier snapshot's: which edge not said) */
+			tt_an_add_text(buf, cap, &n, "its counters were read too far inside it (%s after its start, "
+				       "%s before its end)", tt_an_fmt_ns(a, c->miss_start_ns),
+				       tt_an_fmt_ns(b, c->miss_end_ns));
+		else
+			tt_an_add_text(buf, cap, &n, "no counters reading inside it (the nearest %s before it, %s "
+				       "after it)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
+		/* How late tt-sched came to its start, where none bounds it, and the load the
+		 * thread itself waited in (tt-sched, at the program's priority, waits too). */
+		if (d->late_ns && !d->tick && (c->miss == TT_AN_MISS_NOT_INSIDE || (d->edges & TT_AN_EDGE_START)))
+			tt_an_add_text(buf, cap, &n, "; the first reading came %s after its start, %s past "
+				       "the %s tt-sched reads a scope open at",
+				       tt_an_fmt_ns(a, d->late_ns + TT_COUNTERS_AFTER_NS), tt_an_fmt_ns(b, d->late_ns),
+				       tt_an_fmt_ns(t, TT_COUNTERS_AFTER_NS));
+		if (d->over_ns > 0 && !d->tick && (c->miss == TT_AN_MISS_NOT_INSIDE || (d->edges & TT_AN_EDGE_START)))
+			tt_an_add_text(buf, cap, &n, "; its thread waited %s for a CPU in the %s between the "
+				       "readings around its start%s", tt_an_fmt_ns(a, d->waited_ns),
+				       tt_an_fmt_ns(b, d->over_ns),
+				       4 * d->waited_ns >= d->over_ns ? " (a loaded machine: tt-sched, in the same "
+								       "process, waits for one too)" : "");
 		break;
 	case TT_AN_MISS_NEVER_READ:
 		return snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
@@ -591,14 +657,14 @@ static int tt_an_miss_text(const struct tt_an_causes *c, char *buf, size_t cap)
 		return -1;
 	}
 	/* Unread for want of a reading: past its CPU budget tt-sched reads no new scope. */
-	if (c->miss_budget && n > 0 && (size_t)n < cap)
-		n += snprintf(buf + n, cap - (size_t)n, "; tt-sched's CPU budget left scopes of its thread "
-			      "unread, this one maybe (info says how many)");
+	if (c->miss_budget)
+		tt_an_add_text(buf, cap, &n, "; tt-sched's CPU budget left scopes of its thread unread, this one "
+			       "maybe (info says how many)");
 	/* Read blind: its records recorded faster than tt-sched's share let it follow. */
-	if (c->miss_blind && n > 0 && (size_t)n < cap)
-		n += snprintf(buf + n, cap - (size_t)n, "; its thread recorded more than tt-sched's share let "
-			      "it follow, its scopes not known from then on: it was read blind, each 2 to 8 ms "
-			      "(info says which threads)");
+	if (c->miss_blind)
+		tt_an_add_text(buf, cap, &n, "; its thread recorded more than tt-sched's share let it follow, its "
+			       "scopes not known from then on: it was read blind, each 2 to 8 ms (info says which "
+			       "threads)");
 	return n;
 }
 
@@ -779,7 +845,7 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	if (tt_an_end_late_text(s, late, sizeof late))
 		fprintf(out, "; %s", late);
 	fputc('\n', out);
-	char why[TT_SCHED_NONE_TEXT];
+	char why[TT_AN_NO_SPLIT_TEXT];
 	if (s->has_split && s->causes.from == TT_AN_CAUSES_THREAD_TIMES) /* (its CPU time alone) */
 		fprintf(out, "  on CPU ~%s, off CPU or unknown %s\n", tt_an_fmt_ns(a, s->split.on_cpu),
 			tt_an_fmt_ns(b, s->split.unknown));

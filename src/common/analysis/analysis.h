@@ -125,6 +125,12 @@ enum tt_an_causes_from { /* (as a snapshot says it: format.h) */
 	                                                     * blocked not told apart) */
 };
 
+/* A span's edges, where no counters reading came near enough to bound one
+ * (tt_an_causes.miss_detail.edges) */
+#define TT_AN_EDGE_START 1u
+#define TT_AN_EDGE_END 2u
+#define TT_AN_MISS_FAR_NONE INT64_C(-1) /* (miss_detail: no reading on that side) */
+
 /* What a spike's split says beside its three parts. */
 struct tt_an_causes {
 	enum tt_an_causes_from from;
@@ -203,6 +209,25 @@ struct tt_an_causes {
 	int64_t miss_start_ns, miss_end_ns;
 	bool miss_budget; /* and tt-sched's CPU budget left scopes of its thread unread */
 	bool miss_blind; /* and its thread's scopes were not known a while: read blind */
+	/* Of readings around it (TT_AN_MISS_NOT_INSIDE, _TOO_FAR), what else they say, where
+	 * known (0s: not said, as an earlier snapshot's): */
+	struct tt_an_miss_detail {
+		/* TOO_FAR: the edges no reading came near enough to bound (TT_AN_EDGE_*: one
+		 * at least; none, with `tick`, where they bound each, the CPU time's steps of
+		 * the system's tick (TT_SCHEDSTAT_TICK_STEPS) no closer than half its length) */
+		unsigned edges;
+		bool tick;
+		/* TOO_FAR: the reading before its start and the one after its end, how far
+		 * (TT_AN_MISS_FAR_NONE: none; 0: not said) */
+		int64_t before_ns, after_ns;
+		/* how late past TT_COUNTERS_AFTER_NS (tt-sched reads a scope open that long)
+		 * the first reading after its start came, where it lasted that long and the
+		 * reading came twice that late or more (0: not so, or not said) */
+		int64_t late_ns;
+		/* the thread's own run-queue wait in the over_ns between the readings around
+		 * its start (over_ns 0: not known): the machine's load, which tt-sched waits in */
+		int64_t waited_ns, over_ns;
+	} miss_detail;
 	/* Its switches' spans that no state covers (TT_SCHED_UNKNOWN: the kernel lost
 	 * them, its ring for the thread full, or they were not asked for yet): `lost` of
 	 * them the kernel lost there (its count), `lost_ns` of the spike without states;
@@ -398,11 +423,13 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s);
  * it but not near enough, that; else why the thread has no states, by its flags
  * (tt_an_thread.no_states: tt_sched_none_text). */
 const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states, char *buf, size_t cap);
+/* (bytes that hold the longest of either text below, its thread's reason too) */
+#define TT_AN_NO_SPLIT_TEXT 1024
 /* Why a spike's split leaves its time without states (causes->lost_ns) unknown, or
  * partly: the switches the kernel lost there, and why no counters reading covers it
  * (NULL: all of it covered, or none without states). */
 const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t cap);
-#define TT_AN_UNKNOWN_TEXT 512
+#define TT_AN_UNKNOWN_TEXT TT_AN_NO_SPLIT_TEXT
 /* Where a spike's end was lost, in words: "its end was among dropped events: it ended
  * up to 24.112 ms later" (NULL: recorded); into buf. */
 const char *tt_an_end_late_text(const struct tt_an_spike *s, char *buf, size_t cap);
