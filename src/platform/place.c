@@ -96,7 +96,8 @@ static void tt_os_said_kept(char *said, size_t size, const char *first, const ch
 }
 
 /* The first number (0: `path` itself) at which neither a file nor a live file
- * (NAME.live) is there, and in `first` the name itself, where it is taken. */
+ * (NAME.live) is there, and in `first` what is there at `path` itself: the file, or
+ * else the live file (a killed run's). */
 static unsigned tt_os_out_free(const char *path, char *first, size_t size)
 {
 	char name[4096], live[4096 + 8];
@@ -109,7 +110,7 @@ static unsigned tt_os_out_free(const char *path, char *first, size_t size)
 		if (!file && tt_os_path_stamp(live, &stamp) == -ENOENT)
 			return n;
 		if (!n)
-			snprintf(first, size, "%s", name);
+			snprintf(first, size, "%s", file ? name : live);
 	}
 	return 0; /* (every number taken: the exit's numbering says where it went) */
 }

@@ -418,8 +418,8 @@ int tt_os_name_is(const char *path, const char *name);
  * (pid, and image: Linux's exec'd images each choose their own) first names it: the
  * first at which neither a file nor a live file (NAME.live) is there, so that its live
  * file and its trace have one name, not another run's. A guess (the exit's placing
- * takes its name in one step, tt_os_file_place). `first`: the name itself, as the
- * line names it. */
+ * takes its name in one step, tt_os_file_place). `first`: what was there at the
+ * name itself, the file or a killed run's live file, as the line names it. */
 struct tt_os_out_number {
 	uint32_t pid, image; /* (pid 0: none chosen yet) */
 	unsigned n;	     /* (0: the name itself) */

@@ -7,7 +7,9 @@
 #            each later one's name said (before: one file, replaced, nothing said);
 #   live:    the live file of a run while a killed run's is there, and its trace, one
 #            name (ticktrace-1-1.ttr.live, ticktrace-1-1.ttr; before: the live file
-#            beside as ticktrace-1.1.ttr.live, the trace over ticktrace-1.ttr);
+#            beside as ticktrace-1.1.ttr.live, the trace over ticktrace-1.ttr), the
+#            killed run's live file named as the file there (ticktrace-1.ttr was, which
+#            is not there: outside recheck r45 N2);
 #   planted: a file from before the run put at its name after it began (as another
 #            container's run that ended) kept, this one's at -1, said (before: replaced);
 #   given:   TICKTRACE_OUT=run-%p.ttr, the user's name, as before: an older file there
@@ -53,7 +55,9 @@ echo '"go"' > gate
 wait "$gated_pid" || fail "live: the run failed: $(cat err)"
 [ -f ticktrace-1-1.ttr ] && [ ! -e ticktrace-1-1.ttr.live ] && [ ! -s ticktrace-1.ttr.live ] && [ ! -e ticktrace-1.ttr ] ||
 	fail "live: files $(ls | tr '\n' ' '), not ticktrace-1-1.ttr with the killed run's live file kept"
-echo "default_name: live: the live file and the trace one name, the killed run's live file kept"
+grep -q "^ticktrace: $dir/ticktrace-1\.ttr\.live: a file of a run before this one is there .*this one's is $dir/ticktrace-1-1\.ttr$" err ||
+	fail "live: the killed run's live file not named as the file there: $(cat err)"
+echo "default_name: live: the live file and the trace one name, the killed run's live file kept and named"
 
 rm -f ./*
 gated TICKTRACE_LIVE=1
