@@ -462,7 +462,7 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 }
 
 /* tt__write_placed, in the calling thread's table of descriptors. */
-static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer write, void *arg)
+static int tt__write_placed_here(char *path, size_t run_size, bool fresh, tt__file_writer write, void *arg)
 {
 	struct tt__fd_out *out = malloc(sizeof *out);
 	if (!out)
@@ -471,7 +471,7 @@ static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer wr
 	/* A device or a pipe (TICKTRACE_OUT=/dev/null, a FIFO) is written in place:
 	 * renaming over it would replace the device node. */
 	if (tt__output_in_place(path)) {
-		int fd = tt__open_in_place(path);
+		int fd = fresh ? -EEXIST : tt__open_in_place(path);
 		err = fd < 0 ? fd : tt__write_fd(out, fd, write, arg, NULL);
 		free(out);
 		return err;
@@ -499,7 +499,9 @@ static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer wr
 	if (!err)
 		err = closed;
 	if (!err && made.tmp[0])
-		err = run_size ? tt__place_run_file(&made, path, run_size) : tt_os_file_put(&made, path);
+		err = run_size ? tt__place_run_file(&made, path, run_size)
+		      : fresh  ? tt_os_file_link(&made, path) /* (-EEXIST where a file is there) */
+			       : tt_os_file_put(&made, path);
 	if (err)
 		tt_os_file_discard(&made);
 	free(out);
@@ -541,6 +543,7 @@ static int tt__with_a_descriptor(int (*job)(void *arg), void *arg)
 struct tt__placing {
 	char *path;
 	size_t run_size;
+	bool fresh;
 	tt__file_writer write;
 	void *arg;
 };
@@ -548,25 +551,31 @@ struct tt__placing {
 static int tt__write_placing(void *placing)
 {
 	struct tt__placing *p = placing;
-	return tt__write_placed_here(p->path, p->run_size, p->write, p->arg);
+	return tt__write_placed_here(p->path, p->run_size, p->fresh, p->write, p->arg);
 }
 
 /* tt__write_file_with, and with `run_size` the run's own file (tt__place_run_file,
- * `path` a buffer of that size, rewritten where the file went beside). */
-static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, void *arg)
+ * `path` a buffer of that size, rewritten where the file went beside); `fresh`: only
+ * where nothing is (tt__write_new_file_with). */
+static int tt__write_placed(char *path, size_t run_size, bool fresh, tt__file_writer write, void *arg)
 {
-	struct tt__placing placing = {path, run_size, write, arg};
+	struct tt__placing placing = {path, run_size, fresh, write, arg};
 	return tt__with_a_descriptor(tt__write_placing, &placing);
 }
 
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 {
-	return tt__write_placed((char *)path, 0, write, arg);
+	return tt__write_placed((char *)path, 0, false, write, arg);
+}
+
+int tt__write_new_file_with(const char *path, tt__file_writer write, void *arg)
+{
+	return tt__write_placed((char *)path, 0, true, write, arg);
 }
 
 int tt__write_run_file_with(char *path, size_t size, tt__file_writer write, void *arg)
 {
-	return tt__write_placed(path, size, write, arg);
+	return tt__write_placed(path, size, false, write, arg);
 }
 
 int tt__write_default_file(void)

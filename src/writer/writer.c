@@ -274,5 +274,5 @@ int tt__write_run_file(char *path, size_t size)
 
 int tt__write_window(const char *path, struct tt__window *window)
 {
-	return tt__write_file_with(path, tt__write_file_of, window);
+	return tt__write_new_file_with(path, tt__write_file_of, window);
 }
