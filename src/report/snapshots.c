@@ -553,7 +553,9 @@ static void tt__snapshot_id(char *id, size_t size, unsigned tag)
 }
 
 /* The first tag above every one a snapshot of this pid and image in DIR has (0: none
- * there); 0 where DIR cannot be read (then the write's link refuses a name taken). */
+ * there; a device or a FIFO of the user's at a name is not one: written in place, as
+ * the program that made it asks); 0 where DIR cannot be read (then the write's link
+ * refuses a name taken). */
 static unsigned tt__snapshot_free_tag(const struct tt__snapshots *sn)
 {
 	char id[48];
@@ -571,7 +573,9 @@ static unsigned tt__snapshot_free_tag(const struct tt__snapshots *sn)
 		unsigned long tag = 0;
 		if (*end == '.' && *(end + 1) >= '0' && *(end + 1) <= '9')
 			tag = strtoul(end + 1, &end, 10);
-		if (*end == '-' && tag < UINT32_MAX && tag >= next)
+		char path[sizeof sn->dir + 256 + 2];
+		snprintf(path, sizeof path, "%s/%s", sn->dir, e->d_name);
+		if (*end == '-' && tag < UINT32_MAX && tag >= next && !tt_os_is_device(path))
 			next = (unsigned)tag + 1;
 	}
 	if (d)

@@ -471,7 +471,7 @@ static int tt__write_placed_here(char *path, size_t run_size, bool fresh, tt__fi
 	/* A device or a pipe (TICKTRACE_OUT=/dev/null, a FIFO) is written in place:
 	 * renaming over it would replace the device node. */
 	if (tt__output_in_place(path)) {
-		int fd = fresh ? -EEXIST : tt__open_in_place(path);
+		int fd = tt__open_in_place(path);
 		err = fd < 0 ? fd : tt__write_fd(out, fd, write, arg, NULL);
 		free(out);
 		return err;

@@ -77,7 +77,8 @@ int tt__expand_pid(const char *pattern, char *buf, size_t size) TT__HIDDEN;
 typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
 /* The same, put at `path` only where nothing is there (a link, one step): -EEXIST
- * where a file is, which is never replaced. */
+ * where a file is, which is never replaced (a device or a FIFO of the user's is
+ * written in place, as by tt__write_file_with). */
 int tt__write_new_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
 /* The same for the run's own file at `path` (TICKTRACE_OUT expanded, in a buffer of
  * `size`): where another process of the same name wrote there since this one began,
