@@ -97,7 +97,9 @@
 /* The marker of a run in one of whose processes the patcher ran out of descriptors
  * (EMFILE) as it read the modules' files or counted the threads: record says so, and
  * keeps the program's exit status. Markers are directories, made with no descriptor
- * free. */
+ * free. In it, one for each image that ran out, "PID.IMAGE-NAME" (the pid in ten
+ * digits, the exec'd image's number, TT_ENV_EXEC_IMAGE's, in five: in order by name;
+ * NAME the kernel's, /proc/PID/comm's), which record names. */
 #define TT_DETOUR_EMFILE_MARKER "emfile"
 
 /* "0" (--no-follow): the patcher takes itself and the runtime out of TT_ENV_PRELOAD,

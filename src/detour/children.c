@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,6 +130,20 @@ void tt__detour_mark_patterns(const struct tt__detour *d)
 	tt__detour_mark(TT_DETOUR_LOOKED_MARKER);
 	if (d->pattern_hits && p < d->npatterns)
 		tt__detour_mark(TT_DETOUR_MATCHED_MARKER);
-	if (d->out_of_fds)
+	if (d->out_of_fds) {
 		tt__detour_mark(TT_DETOUR_EMFILE_MARKER);
+		/* (which image of which process: record names each one that ran out, by the
+		 * kernel's name for it, which asks for no descriptor) */
+		char comm[17] = "", name[sizeof TT_DETOUR_EMFILE_MARKER + 40];
+		prctl(PR_GET_NAME, comm);
+		for (char *c = comm; *c; c++)
+			*c = *c == '/' ? '_' : *c;
+		const char *image = getenv(TT_ENV_EXEC_IMAGE);
+		long pid = 0;
+		unsigned n = 0;
+		if (!image || sscanf(image, "%ld:%u", &pid, &n) != 2 || pid != (long)getpid())
+			n = 0; /* (a child that inherited it: its first image) */
+		snprintf(name, sizeof name, "%s/%010d.%05u-%s", TT_DETOUR_EMFILE_MARKER, (int)getpid(), n, comm);
+		tt__detour_mark(name);
+	}
 }

@@ -7,6 +7,8 @@
 
 #include "platform/platform.h"
 
+#define TT_OS_NUMBERED_MAX 9999 /* (the numbers a default name tries; past them: -EEXIST) */
+
 int tt_os_name_tag(char *path, size_t size, const char *tag)
 {
 	size_t len = strlen(path), n = strlen(tag);
@@ -59,16 +61,6 @@ int tt_os_out_dir(const char *given, const char *there, const char *name, char *
 	return err ? err : 1;
 }
 
-void tt_os_said_kept(char *said, size_t size, const char *first, const char *path, int older)
-{
-	snprintf(said, size,
-		 older ? "ticktrace: %s: a file of a run before this one is there (its process had this pid, "
-			 "which the system gave again), kept: this one's is %s\n"
-		       : "ticktrace: %s: a process with this pid (the system gave it again) put its trace "
-			 "there since this one started, kept: this one's is %s\n",
-		 first, path);
-}
-
 int tt_os_name_is(const char *path, const char *name)
 {
 	const char *base = strrchr(path, '/');
@@ -79,7 +71,10 @@ int tt_os_name_is(const char *path, const char *name)
 	return strcmp(base ? base + 1 : path, name) == 0;
 }
 
-int tt_os_numbered(const char *name, char *path, size_t size, unsigned n)
+/* `name` numbered `n` into `path`: "-N" before its extension (n 0: `name` itself), as
+ * a run's file at the default name is where another run's of the same pid is there
+ * (run->keep). 0 or -ENAMETOOLONG. */
+static int tt_os_numbered(const char *name, char *path, size_t size, unsigned n)
 {
 	char tag[16];
 	snprintf(tag, sizeof tag, "-%u", n);
@@ -88,19 +83,59 @@ int tt_os_numbered(const char *name, char *path, size_t size, unsigned n)
 	return n ? tt_os_name_tag(path, size, tag) : 0;
 }
 
-int tt_os_out_free(const char *path)
+/* The line that says the run's file went to `path`, numbered, not at `first`, where
+ * another run's is kept (`older`: from before this run began). */
+static void tt_os_said_kept(char *said, size_t size, const char *first, const char *path, int older)
+{
+	snprintf(said, size,
+		 older ? "ticktrace: %s: a file of a run before this one is there (its process had this pid, "
+			 "which the system gave again), kept: this one's is %s\n"
+		       : "ticktrace: %s: a process with this pid (the system gave it again) put its trace "
+			 "there since this one started, kept: this one's is %s\n",
+		 first, path);
+}
+
+/* The first number (0: `path` itself) at which neither a file nor a live file
+ * (NAME.live) is there, and in `first` what is there at `path` itself: the file, or
+ * else the live file (a killed run's). */
+static unsigned tt_os_out_free(const char *path, char *first, size_t size)
 {
 	char name[4096], live[4096 + 8];
 	struct tt_os_file_stamp stamp;
 	for (unsigned n = 0; n <= TT_OS_NUMBERED_MAX; n++) {
-		int err = tt_os_numbered(path, name, sizeof name, n);
-		if (err < 0)
-			return err;
+		if (tt_os_numbered(path, name, sizeof name, n) < 0)
+			return 0;
 		snprintf(live, sizeof live, "%s.live", name);
-		if (tt_os_path_stamp(name, &stamp) == -ENOENT && tt_os_path_stamp(live, &stamp) == -ENOENT)
-			return (int)n;
+		int file = tt_os_path_stamp(name, &stamp) != -ENOENT;
+		if (!file && tt_os_path_stamp(live, &stamp) == -ENOENT)
+			return n;
+		if (!n)
+			snprintf(first, size, "%s", file ? name : live);
 	}
 	return 0; /* (every number taken: the exit's numbering says where it went) */
+}
+
+int tt_os_out_numbered(struct tt_os_out_number *number, uint32_t pid, uint32_t image, char *path, size_t size)
+{
+	if (number->pid != pid || number->image != image) {
+		number->n = tt_os_out_free(path, number->first, sizeof number->first);
+		number->pid = pid;
+		number->image = image;
+		number->said = 0;
+	}
+	char name[4096];
+	snprintf(name, sizeof name, "%s", path);
+	return tt_os_numbered(name, path, size, number->n);
+}
+
+void tt_os_out_said(struct tt_os_out_number *number, uint32_t pid, uint32_t image, const char *path,
+		    char *said, size_t size)
+{
+	said[0] = 0;
+	if (!number->n || number->said || number->pid != pid || number->image != image)
+		return;
+	number->said = 1;
+	tt_os_said_kept(said, size, number->first, path, 1);
 }
 
 /* `path` with this process's pid before its extension: beside a file of its name. */

@@ -425,7 +425,7 @@ struct tt_os_run_file {
 	/* The default name (ticktrace-%p.ttr): a pid repeats (Wine's first process is 32
 	 * with each new wineserver, a container's 1, Linux's after wrap-around), so a file
 	 * there not this process's own is another run's, never replaced, whatever its age:
-	 * this one's goes at the next free number, `path`-N (tt_os_numbered). */
+	 * this one's goes at the next free number, `path`-N (struct tt_os_out_number). */
 	int keep;
 };
 /* The run's file, complete (or a stream's, held while it is written) under made->tmp,
@@ -451,19 +451,27 @@ int tt_os_live_place(char *path, size_t size, struct tt_os_file *file, char *sai
 int tt_os_name_tag(char *path, size_t size, const char *tag);
 /* Whether the file name in `path` (after its last separator) is `name`. */
 int tt_os_name_is(const char *path, const char *name);
-/* `name` numbered `n` into `path`: "-N" before its extension (n 0: `name` itself), as
- * a run's file at the default name is where another run's of the same pid is there
- * (run->keep). 0 or -ENAMETOOLONG. */
-#define TT_OS_NUMBERED_MAX 9999
-int tt_os_numbered(const char *name, char *path, size_t size, unsigned n);
-/* The first number (0: `path` itself) at which neither a file nor a live file
- * (NAME.live) is there, as a run at the default name begins: its live file and its
- * trace then have one name, not another run's. A guess (the exit's placing takes its
- * name in one step, tt_os_file_place); -ENAMETOOLONG. */
-int tt_os_out_free(const char *path);
-/* The line that says the run's file went to `path`, numbered, not at `first`, where
- * another run's is kept (`older`: from before this run began). */
-void tt_os_said_kept(char *said, size_t size, const char *first, const char *path, int older);
+/* The number a run's file at the default name takes, "-N" before its extension
+ * (run->keep: another run's of the same pid is there), chosen once, as the process
+ * (pid, and image: Linux's exec'd images each choose their own) first names it: the
+ * first at which neither a file nor a live file (NAME.live) is there, so that its live
+ * file and its trace have one name, not another run's. A guess (the exit's placing
+ * takes its name in one step, tt_os_file_place). `first`: what was there at the
+ * name itself, the file or a killed run's live file, as the line names it. */
+struct tt_os_out_number {
+	uint32_t pid, image; /* (pid 0: none chosen yet) */
+	unsigned n;	     /* (0: the name itself) */
+	int said;
+	char first[4096 + 8];
+};
+/* `path`, the default name expanded, numbered (in place) as this process and image
+ * first numbered it. 0 or -ENAMETOOLONG. */
+int tt_os_out_numbered(struct tt_os_out_number *number, uint32_t pid, uint32_t image, char *path, size_t size);
+/* In `said`, once for the pid and image that chose it, the line that says the run's
+ * file went to `path` where its number is not 0 (another run's file was there as it
+ * began, kept); else "". */
+void tt_os_out_said(struct tt_os_out_number *number, uint32_t pid, uint32_t image, const char *path,
+		    char *said, size_t size);
 
 /* Which file a file opened is, so that a caller keeping one of its own in a process
  * that is the program's can tell it is still its own (Linux: the program may close

@@ -102,12 +102,10 @@ int tt__out_keep(void)
 	return tt_os_name_is(tt__out_pattern(out, &too_long, why, sizeof why), TT_OUT_DEFAULT);
 }
 
-/* The number the run's file at the default name takes (tt_os_out_free), chosen as
- * the process first names it (-1: not yet): another run's of its pid there (Wine's
- * first process is 32 with each new wineserver), its live file and its trace named
- * apart from it alike; and the name it would have had, for the line that says so. */
-static int tt__out_number = -1;
-static char tt__out_first[TT__PATH_MAX + 1];
+/* The number the run's file at the default name takes, chosen as the process first
+ * names it: another run's of its pid there (Wine's first process is 32 with each new
+ * wineserver), its live file and its trace named apart from it alike. */
+static struct tt_os_out_number tt__out_number;
 
 /* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr (.PID after it in
  * a process apart; the default name numbered: tt__out_number), in the start
@@ -129,13 +127,8 @@ static int tt__default_path_why(char *path, size_t size, char *why, size_t cap)
 	if (!cut && tt_os_path_in(tt__start_dir, name, path, size) < 0)
 		cut = 1;
 	if (!cut && tt_os_name_is(pattern, TT_OUT_DEFAULT) && !tt_os_is_device(path)) {
-		if (tt__out_number < 0) {
-			int n = tt_os_out_free(path);
-			tt__out_number = n > 0 ? n : 0;
-			snprintf(tt__out_first, sizeof tt__out_first, "%s", path);
-		}
 		snprintf(name, sizeof name, "%s", path);
-		cut = tt_os_numbered(name, path, size, (unsigned)tt__out_number) < 0;
+		cut = tt_os_out_numbered(&tt__out_number, tt_os_process_id(), 0, path, size) < 0;
 	}
 	if (cut)
 		snprintf(path, size, "%s", name);
@@ -144,12 +137,8 @@ static int tt__default_path_why(char *path, size_t size, char *why, size_t cap)
 
 void tt__out_say_numbered(const char *path)
 {
-	static int said;
 	char line[2 * TT__PATH_MAX + 256];
-	if (tt__out_number <= 0 || said)
-		return;
-	said = 1;
-	tt_os_said_kept(line, sizeof line, tt__out_first, path, 1);
+	tt_os_out_said(&tt__out_number, tt_os_process_id(), 0, path, line, sizeof line);
 	fputs(line, stderr);
 }
 

@@ -4,7 +4,8 @@
  * states from TICKTRACE_SNAPSHOT_BEFORE (100 ms) before the spike began to
  * TICKTRACE_SNAPSHOT_AFTER (10 ms) after it ended: spike-PID-N-NAME.ttr,
  * trigger-PID-N-WHY.ttr (N: the spike's number among the spikes found, the trigger's among
- * the triggers).
+ * the triggers; PID.T where a run before this one of the same pid left its snapshots
+ * there: a file there is never replaced, tt__snapshot_id).
  *
  * A flight recorder left running for hours must keep the worst: of the spikes, the
  * TICKTRACE_SNAPSHOT_MAX (16) that went furthest past their threshold, duration over
@@ -32,6 +33,7 @@
  * exit, the door closes (`on` false) before the last triggers are taken; a trigger
  * that finds it closed after filling its slot takes the slot back (-ESHUTDOWN),
  * unless tt-spikes took it first: one of the two sees the other (both seq_cst). */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -72,6 +74,7 @@ struct tt__kept_spike {
 	uint64_t number;
 	uint64_t room; /* its file's on disk, once written */
 	bool gone;     /* its file removed to make room for a worse one's (a full disk) */
+	unsigned tag;  /* its file's (tt__snapshot_id), once written */
 	char name[TT__SNAPSHOT_NAME_MAX + 1]; /* as its file's name has it */
 };
 
@@ -109,6 +112,10 @@ static struct tt__snapshots {
 	uint64_t made_room; /* files removed on a full disk for a worse spike's room */
 	uint64_t shortened;        /* written with a later beginning (tt__window_fit) */
 	uint64_t copies_bytes;     /* the budget's part for the copies */
+	/* The tag in this process's files' names (tt__snapshot_id), chosen as its first is
+	 * written (`tagged`). */
+	unsigned tag;
+	bool tagged;
 	/* the spikes (tt-spikes'): found, those whose snapshot a worse one replaced (before
 	 * it was written, or its file removed), and those not worse than the least kept */
 	uint64_t spikes, replaced, replaced_waiting, skipped;
@@ -542,19 +549,82 @@ static void tt__snapshot_take_triggers(struct tt__snapshots *sn, const struct tt
 	}
 }
 
+/* Whose a snapshot is, in its file's name: the pid, an exec'd image's tag (it has the
+ * pid of the one before it), as its trace has them, and `tag`, where a run before
+ * this one with the same pid (a container's 1, after wrap-around) left its snapshots
+ * in DIR: ".T", as the default name is numbered, never over another run's file. */
+static void tt__snapshot_id(char *id, size_t size, unsigned tag)
+{
+	int n = snprintf(id, size, "%d", (int)getpid());
+	if (tt__exec_image && n >= 0 && (size_t)n < size)
+		n += snprintf(id + n, size - (size_t)n, ".exec%u", tt__exec_image);
+	if (tag && n >= 0 && (size_t)n < size)
+		snprintf(id + n, size - (size_t)n, ".%u", tag);
+}
+
+/* The first tag above every one a snapshot of this pid and image in DIR has (0: none
+ * there; a device or a FIFO of the user's at a name is not one: written in place, as
+ * the program that made it asks); 0 where DIR cannot be read (then the write's link
+ * refuses a name taken). */
+static unsigned tt__snapshot_free_tag(const struct tt__snapshots *sn)
+{
+	char id[48];
+	tt__snapshot_id(id, sizeof id, 0);
+	size_t len = strlen(id);
+	unsigned next = 0;
+	DIR *d = opendir(sn->dir);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		const char *p = strncmp(e->d_name, "spike-", 6) == 0     ? e->d_name + 6
+				: strncmp(e->d_name, "trigger-", 8) == 0 ? e->d_name + 8
+									 : NULL;
+		if (!p || strncmp(p, id, len) != 0)
+			continue;
+		char *end = (char *)p + len;
+		unsigned long tag = 0;
+		if (*end == '.' && *(end + 1) >= '0' && *(end + 1) <= '9')
+			tag = strtoul(end + 1, &end, 10);
+		char path[sizeof sn->dir + 256 + 2];
+		snprintf(path, sizeof path, "%s/%s", sn->dir, e->d_name);
+		if (*end == '-' && tag < UINT32_MAX && tag >= next && !tt_os_is_device(path))
+			next = (unsigned)tag + 1;
+	}
+	if (d)
+		closedir(d);
+	return next;
+}
+
+/* The tag taken (`since`: past the one in use, another process's file at its name),
+ * said where it is not 0: once as it is first chosen, and again at each change. */
+static void tt__snapshot_tag(struct tt__snapshots *sn, unsigned tag, bool since)
+{
+	bool changed = !sn->tagged || tag != sn->tag;
+	sn->tag = tag;
+	sn->tagged = true;
+	if (!tag || !changed)
+		return;
+	char before[48], id[48];
+	tt__snapshot_id(before, sizeof before, 0);
+	tt__snapshot_id(id, sizeof id, tag);
+	fprintf(tt__err, "ticktrace: %s: %s, spike-%s-* or trigger-%s-*, kept: this one's are "
+		"spike-%s-N-NAME.ttr and trigger-%s-N-WHY.ttr\n", sn->dir,
+		since ? "a process with this pid (the system gave it again) put snapshots there since "
+			"this one started"
+		      : "snapshots of a run before this one are there (its process had this pid, which the "
+			"system gave again)",
+		before, before, id, id);
+}
+
 #define TT__SNAPSHOT_PATH_MAX (sizeof tt__snap.dir + 128)
 
-/* A snapshot's file: KIND-PID-NUMBER-NAME.ttr in DIR (NAME as tt__snapshot_file_name
- * made it). */
-static void tt__snapshot_path(const struct tt__snapshots *sn, char *path, uint32_t kind,
+/* A snapshot's file: KIND-ID-NUMBER-NAME.ttr in DIR (ID: tt__snapshot_id of `tag`;
+ * NAME as tt__snapshot_file_name made it). */
+static void tt__snapshot_path(const struct tt__snapshots *sn, char *path, uint32_t kind, unsigned tag,
 			      uint64_t number, const char *name)
 {
-	/* An exec'd image has the pid of the one before it: its own tag, as its trace. */
-	char image[24] = "";
-	if (tt__exec_image)
-		snprintf(image, sizeof image, ".exec%u", tt__exec_image);
-	snprintf(path, TT__SNAPSHOT_PATH_MAX, "%s/%s-%d%s-%" PRIu64 "-%s.ttr", sn->dir,
-		 kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", (int)getpid(), image, number, name);
+	char id[48];
+	tt__snapshot_id(id, sizeof id, tag);
+	snprintf(path, TT__SNAPSHOT_PATH_MAX, "%s/%s-%s-%" PRIu64 "-%s.ttr", sn->dir,
+		 kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", id, number, name);
 }
 
 /* A snapshot's file for window w, into `path`. */
@@ -563,18 +633,28 @@ static void tt__snapshot_window_path(const struct tt__snapshots *sn, char *path,
 {
 	char name[TT__SNAPSHOT_NAME_MAX + 1];
 	tt__snapshot_file_name(name, w->name);
-	tt__snapshot_path(sn, path, w->info.kind, w->info.number, name);
+	tt__snapshot_path(sn, path, w->info.kind, sn->tag, w->info.number, name);
 }
 
 /* 0 and the room its file takes on disk in *room, or -errno (not counted:
- * tt__snapshot_failed). */
+ * tt__snapshot_failed). Never over another process's file: where one is at the name
+ * (a run before this one of the same pid), this process's tag moves past it. */
 static int tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w, uint64_t *room)
 {
 	char path[TT__SNAPSHOT_PATH_MAX];
-	tt__snapshot_window_path(sn, path, w);
-	tt__background_work(1); /* (a fork waits: it never finds this thread in malloc) */
-	int err = tt__write_window(path, w);
-	tt__background_work(0);
+	if (!sn->tagged)
+		tt__snapshot_tag(sn, tt__snapshot_free_tag(sn), false);
+	int err = -EEXIST;
+	for (int tries = 0; err == -EEXIST && tries < 8; tries++) {
+		if (tries) {
+			unsigned next = tt__snapshot_free_tag(sn);
+			tt__snapshot_tag(sn, next > sn->tag ? next : sn->tag + 1, true);
+		}
+		tt__snapshot_window_path(sn, path, w);
+		tt__background_work(1); /* (a fork waits: it never finds this thread in malloc) */
+		err = tt__write_window(path, w);
+		tt__background_work(0);
+	}
 	if (err)
 		return err;
 	struct stat st;
@@ -604,7 +684,7 @@ static void tt__snapshot_failed(struct tt__snapshots *sn, const struct tt__windo
 static bool tt__kept_remove(struct tt__snapshots *sn, const struct tt__kept_spike *spike)
 {
 	char path[TT__SNAPSHOT_PATH_MAX];
-	tt__snapshot_path(sn, path, TT_SNAPSHOT_SPIKE, spike->number, spike->name);
+	tt__snapshot_path(sn, path, TT_SNAPSHOT_SPIKE, spike->tag, spike->number, spike->name);
 	sn->replaced++;
 	if (unlink(path) == 0 || errno == ENOENT) {
 		sn->removed++;
@@ -710,8 +790,10 @@ static int tt__snapshot_write_due(struct tt__snapshots *sn, struct tt__snapshot_
 		if ((uint64_t)left + freed >= need)
 			err = tt__snapshot_write(sn, &due->window, &room);
 	}
-	if (!err)
+	if (!err) {
 		k->now.room = room;
+		k->now.tag = sn->tag;
+	}
 	return err;
 }
 
@@ -823,6 +905,8 @@ void tt__snapshots_after_fork(void)
 	sn->made_room = 0;
 	sn->spikes = sn->replaced = sn->replaced_waiting = sn->skipped = 0;
 	sn->nkept = 0; /* (the parent's files are the parent's) */
+	sn->tag = 0;
+	sn->tagged = false; /* (the child's pid: chosen for it) */
 	sn->nwaiting = 0;
 	memset(sn->triggers, 0, sizeof sn->triggers);
 }

@@ -57,15 +57,11 @@ static void tt__resolve_pattern(char *cwd, size_t size)
 	tt__placed.keep = tt_os_name_is(tt__out_pattern, TT_OUT_DEFAULT);
 }
 
-/* The number this process's file at the default name takes (tt_os_out_free), chosen
- * as it first names it (at start; a forked child's, as it first names its own): where
- * another run's of the same pid is there, the live file and the trace named apart
- * from it alike. Kept for the pid and image it was chosen in. */
-static struct {
-	long pid;
-	unsigned image;
-	int n;
-} tt__out_number = {.pid = -1};
+/* The number this process's file at the default name takes, chosen as it first
+ * names it (at start; a forked child's, an exec'd image's, as it first names its
+ * own): where another run's of the same pid is there, the live file and the trace
+ * named apart from it alike. */
+static struct tt_os_out_number tt__out_number;
 
 /* The run's file: the pattern expanded (tt__expand_path), numbered at the default name. */
 static int tt__out_path(char *buf, size_t size)
@@ -73,15 +69,7 @@ static int tt__out_path(char *buf, size_t size)
 	int err = tt__expand_path(tt__out_pattern, buf, size);
 	if (err || !tt__placed.keep || tt__output_in_place(buf))
 		return err;
-	if (tt__out_number.pid != (long)getpid() || tt__out_number.image != tt__exec_image) {
-		int n = tt_os_out_free(buf);
-		tt__out_number.n = n > 0 ? n : 0;
-		tt__out_number.image = tt__exec_image;
-		tt__out_number.pid = (long)getpid();
-	}
-	char name[4096];
-	snprintf(name, sizeof name, "%s", buf);
-	return tt_os_numbered(name, buf, size, (unsigned)tt__out_number.n);
+	return tt_os_out_numbered(&tt__out_number, (uint32_t)getpid(), tt__exec_image, buf, size);
 }
 
 /* What the image this process exec'd from told (TT_ENV_EXEC_IMAGE, "PID:N:APART:
@@ -379,13 +367,10 @@ int tt__create_new(const char *path)
  * (tt__out_path: another run's file was there then), once for the process. */
 static void tt__say_numbered(const char *path)
 {
-	static long said_in = -1;
-	char first[4096], line[2 * 4096 + 256];
-	if (!tt__placed.keep || tt__out_number.n <= 0 || tt__out_number.pid != (long)getpid() ||
-	    said_in == (long)getpid() || tt__expand_path(tt__out_pattern, first, sizeof first) != 0)
+	char line[2 * 4096 + 256];
+	if (!tt__placed.keep)
 		return;
-	said_in = (long)getpid();
-	tt_os_said_kept(line, sizeof line, first, path, 1);
+	tt_os_out_said(&tt__out_number, (uint32_t)getpid(), tt__exec_image, path, line, sizeof line);
 	fputs(line, tt__err);
 }
 
@@ -446,7 +431,7 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 }
 
 /* tt__write_placed, in the calling thread's table of descriptors. */
-static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer write, void *arg)
+static int tt__write_placed_here(char *path, size_t run_size, bool fresh, tt__file_writer write, void *arg)
 {
 	struct tt__fd_out *out = malloc(sizeof *out);
 	if (!out)
@@ -483,7 +468,9 @@ static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer wr
 	if (!err)
 		err = closed;
 	if (!err && made.tmp[0])
-		err = run_size ? tt__place_run_file(&made, path, run_size) : tt_os_file_put(&made, path);
+		err = run_size ? tt__place_run_file(&made, path, run_size)
+		      : fresh  ? tt_os_file_link(&made, path) /* (-EEXIST where a file is there) */
+			       : tt_os_file_put(&made, path);
 	if (err)
 		tt_os_file_discard(&made);
 	free(out);
@@ -525,6 +512,7 @@ static int tt__with_a_descriptor(int (*job)(void *arg), void *arg)
 struct tt__placing {
 	char *path;
 	size_t run_size;
+	bool fresh;
 	tt__file_writer write;
 	void *arg;
 };
@@ -532,25 +520,31 @@ struct tt__placing {
 static int tt__write_placing(void *placing)
 {
 	struct tt__placing *p = placing;
-	return tt__write_placed_here(p->path, p->run_size, p->write, p->arg);
+	return tt__write_placed_here(p->path, p->run_size, p->fresh, p->write, p->arg);
 }
 
 /* tt__write_file_with, and with `run_size` the run's own file (tt__place_run_file,
- * `path` a buffer of that size, rewritten where the file went beside). */
-static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, void *arg)
+ * `path` a buffer of that size, rewritten where the file went beside); `fresh`: only
+ * where nothing is (tt__write_new_file_with). */
+static int tt__write_placed(char *path, size_t run_size, bool fresh, tt__file_writer write, void *arg)
 {
-	struct tt__placing placing = {path, run_size, write, arg};
+	struct tt__placing placing = {path, run_size, fresh, write, arg};
 	return tt__with_a_descriptor(tt__write_placing, &placing);
 }
 
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 {
-	return tt__write_placed((char *)path, 0, write, arg);
+	return tt__write_placed((char *)path, 0, false, write, arg);
+}
+
+int tt__write_new_file_with(const char *path, tt__file_writer write, void *arg)
+{
+	return tt__write_placed((char *)path, 0, true, write, arg);
 }
 
 int tt__write_run_file_with(char *path, size_t size, tt__file_writer write, void *arg)
 {
-	return tt__write_placed(path, size, write, arg);
+	return tt__write_placed(path, size, false, write, arg);
 }
 
 int tt__write_default_file(void)

@@ -283,5 +283,5 @@ static int tt__write_window_of(struct tt__out *out, void *window)
 
 int tt__write_window(const char *path, struct tt__window *window)
 {
-	return tt__write_file_with(path, tt__write_window_of, window);
+	return tt__write_new_file_with(path, tt__write_window_of, window);
 }

@@ -76,6 +76,10 @@ int tt__expand_pid(const char *pattern, char *buf, size_t size) TT__HIDDEN;
  * complete; a device or a pipe in place) with `write`, which returns 0 or -errno. */
 typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
+/* The same, put at `path` only where nothing is there (a link, one step): -EEXIST
+ * where a file is, which is never replaced (a device or a FIFO of the user's is
+ * written in place, as by tt__write_file_with). */
+int tt__write_new_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
 /* The same for the run's own file at `path` (TICKTRACE_OUT expanded, in a buffer of
  * `size`): where another process of the same name wrote there since this one began,
  * or streams there now, written beside it with the pid before the extension, said, and
@@ -162,7 +166,8 @@ struct tt__window {
 	 * both, nor a part of the new one. */
 	void (*whole)(struct tt__window *window);
 };
-/* The snapshot's file at `path`, its window copied as a reader; 0 or -errno. */
+/* The snapshot's file at `path`, its window copied as a reader, where nothing is
+ * there (tt__write_new_file_with); 0 or -errno. */
 int tt__write_window(const char *path, struct tt__window *window) TT__HIDDEN;
 /* Narrows a snapshot to the records of [from_tsc, to_tsc]: its gap's too. */
 void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc) TT__HIDDEN;

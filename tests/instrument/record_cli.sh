@@ -67,7 +67,8 @@
 #              descriptors (EMFILE) as it reads the modules' files or counts the
 #              threads: said so, with what to do, and record exits with the program's
 #              0 (r40's F4: "-f matches no function", "ended before the patterns were
-#              matched", exit 1: the markers that tell record could not be made);
+#              matched", exit 1: the markers that tell record could not be made); the
+#              image that ran out named, m under env (r45 N1: env alone was);
 #   chdir      -o relative, a file's name and a directory's, while the run's processes
 #              change directory first (`make -C`, `cd dir; prog`): every trace where -o
 #              said, from record's directory (RECHECK42 N1: those after the chdir were
@@ -881,13 +882,18 @@ descriptors)
 	(ulimit -n 12 && ./m) || fail "the program fails under ulimit -n 12 untraced"
 	(ulimit -n 12 && TICKTRACE_LOG=stderr exec "$tool" record -f work_leaf -o d.ttr -- ./m) >out 2>err && rc=0 || rc=$?
 	# (the patcher's, not the program's: r43 R2 "the program ran out of file descriptors")
-	grep -qF "ticktrace: record: the patcher ran out of file descriptors (EMFILE) in ./m" err &&
+	grep -qE "ticktrace: record: the patcher ran out of file descriptors \(EMFILE\) in (\./)?m before" err &&
 		grep -qF "raise the limit, as \`ulimit -n 1024\`" err ||
 		{ cat err >&2; fail "running out of descriptors not said to record's user"; }
 	grep -qF "ticktrace: the patcher ran out of file descriptors (EMFILE: ulimit -n is 12)" err ||
 		{ cat err >&2; fail "running out of descriptors not said by the patcher"; }
 	! grep -qF "ended before the -f patterns" err || { cat err >&2; fail "said the program ended first"; }
 	[ "$rc" = 0 ] || { cat err >&2; fail "record exits $rc, not the program's 0"; }
+	# Through env, which execs it: the image that ran out named, m, not the program
+	# record ran alone (r45 N1: "in env", where m lost every -f target)
+	(ulimit -n 12 && exec "$tool" record -f work_leaf -o v.ttr -- env ./m) >out 2>err || true
+	grep -qE "ticktrace: record: the patcher ran out of file descriptors \(EMFILE\) in (env and )?m before the -f patterns could be matched against all (its|their) functions" err ||
+		{ cat err >&2; fail "through env: the image that ran out not named"; }
 	# Its lines in the log beside the trace, where record puts them, though the
 	# patcher's files filled the table as it said them: held, and written once a
 	# descriptor could be had (before: "cannot write its log ... (Too many open files):

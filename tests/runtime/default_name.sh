@@ -7,13 +7,18 @@
 #            each later one's name said (before: one file, replaced, nothing said);
 #   live:    the live file of a run while a killed run's is there, and its trace, one
 #            name (ticktrace-1-1.ttr.live, ticktrace-1-1.ttr; before: the live file
-#            beside as ticktrace-1.1.ttr.live, the trace over ticktrace-1.ttr);
+#            beside as ticktrace-1.1.ttr.live, the trace over ticktrace-1.ttr), the
+#            killed run's live file named as the file there (ticktrace-1.ttr was, which
+#            is not there: outside recheck r45 N2);
 #   planted: a file from before the run put at its name after it began (as another
 #            container's run that ended) kept, this one's at -1, said (before: replaced);
 #   given:   TICKTRACE_OUT=run-%p.ttr, the user's name, as before: an older file there
 #            replaced;
 #   record:  record with no -o (its program is pid 2 in each run): the second run's
-#            trace numbered, named in record's summary, the first's kept.
+#            trace numbered, named in record's summary, the first's kept;
+#   snapshots: two runs of pid 1 into one TICKTRACE_SNAPSHOTS: the first's files kept,
+#            unchanged, the second's spike-1.1-N-NAME.ttr, said (before: the second's
+#            spike-1-N-NAME.ttr replaced the first's).
 #   default_name.sh PROGRAM   (tt_longrun_prog; TT_TEST_TOOL: the command)
 set -euo pipefail
 prog=$(realpath "$1")
@@ -53,7 +58,9 @@ echo '"go"' > gate
 wait "$gated_pid" || fail "live: the run failed: $(cat err)"
 [ -f ticktrace-1-1.ttr ] && [ ! -e ticktrace-1-1.ttr.live ] && [ ! -s ticktrace-1.ttr.live ] && [ ! -e ticktrace-1.ttr ] ||
 	fail "live: files $(ls | tr '\n' ' '), not ticktrace-1-1.ttr with the killed run's live file kept"
-echo "default_name: live: the live file and the trace one name, the killed run's live file kept"
+grep -q "^ticktrace: $dir/ticktrace-1\.ttr\.live: a file of a run before this one is there .*this one's is $dir/ticktrace-1-1\.ttr$" err ||
+	fail "live: the killed run's live file not named as the file there: $(cat err)"
+echo "default_name: live: the live file and the trace one name, the killed run's live file kept and named"
 
 rm -f ./*
 gated TICKTRACE_LIVE=1
@@ -85,3 +92,19 @@ second=${first%.ttr}-1.ttr
 [ -f "$second" ] && grep -q "ticktrace: recorded $dir/$second" err.1 ||
 	fail "record: files $(ls | tr '\n' ' '), second run said: $(cat err.1)"
 echo "default_name: record: the second run's trace numbered, named in record's summary"
+
+rm -rf ./*
+for i in 0 1; do
+	ns env TICKTRACE_SNAPSHOTS="$dir/snaps" TICKTRACE_SPIKES="$dir/log.$i.jsonl" TICKTRACE_SPIKE_THRESHOLD=10ms \
+		"$prog" spiky "$dir/log.$i.jsonl" >/dev/null 2>err."$i" || fail "snapshots: run $i failed: $(cat err."$i")"
+	[ "$i" = 0 ] && { (cd snaps && md5sum -- *) > sums || fail "snapshots: the first run wrote none: $(cat err.0)"; }
+done
+(cd snaps && md5sum -c --quiet ../sums) || fail "snapshots: the first run's files replaced: $(ls snaps)"
+first=$(wc -l < sums)
+[ "$first" -gt 0 ] && [ "$(ls snaps | grep -c '^spike-1-')" = "$first" ] &&
+	[ "$(ls snaps | grep -c '^spike-1\.1-[0-9]*-.*\.ttr$')" -gt 0 ] && [ "$(ls snaps | wc -l)" -gt "$first" ] ||
+	fail "snapshots: files $(ls snaps | tr '\n' ' '), not the first run's spike-1-* and the second's spike-1.1-*"
+grep -q "^ticktrace: $dir/snaps: snapshots of a run before this one are there (.*), spike-1-\* or trigger-1-\*, kept: this one's are spike-1\.1-N-NAME\.ttr" err.1 ||
+	fail "snapshots: the second run's names not said: $(cat err.1)"
+"$tool" info "snaps/$(ls snaps | grep '^spike-1\.1-' | head -1)" > /dev/null || fail "snapshots: the second run's unreadable"
+echo "default_name: snapshots: a second run of pid 1 kept the first's, its own numbered, said"

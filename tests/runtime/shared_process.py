@@ -7,7 +7,8 @@ signals: the program's SIGXFSZ handler, installed while snapshots are written, 3
   the same exit, and the loss said, where the trace's FIFO reader leaves (SIGPIPE).
 users: a FIFO another local user (nobody) planted at each output's path in a shared
   sticky directory (trace, stream, live file, spike log, report, snapshot) reads
-  nothing; a FIFO of root's is written in place for a run as nobody; a FIFO of the
+  nothing (a snapshot's is left as it is, root's beside it: a snapshot never
+  replaces a file); a FIFO of root's is written in place for a run as nobody; a FIFO of the
   user's that no one reads from holds the program at exit for no more than a few
   seconds, and says so; a snapshots' directory of nobody's, nobody's link, or one open
   to every user without the sticky bit, has nothing written into it, said; a root
@@ -395,6 +396,16 @@ def users(tmp):
                             r"\S+live.%d.ttr.live\n" % pid, err) and
                   not os.path.lexists(beside(settings["TICKTRACE_OUT"], pid) + ".live"),
                   f"{kind}: nobody's FIFO left, root's live file beside it, said, removed: {st}: {err}")
+            continue
+        if kind == "snapshot":
+            # (a snapshot never replaces a file: nobody's left as it is, root's beside
+            # it under its pid's next tag, said)
+            ours = os.path.join(snaps, f"trigger-{pid}.1-1-planted.ttr")
+            mine = os.lstat(ours) if os.path.lexists(ours) else None
+            check(st and stat.S_ISFIFO(st.st_mode) and st.st_uid == NOBODY.pw_uid and
+                  mine and stat.S_ISREG(mine.st_mode) and mine.st_uid == 0 and
+                  f"kept: this one's are spike-{pid}.1-N-NAME.ttr and trigger-{pid}.1-N-WHY.ttr" in err,
+                  f"{kind}: nobody's FIFO left, root's snapshot beside it as {ours}, said ({st}, {mine}): {err}")
             continue
         check(st and stat.S_ISREG(st.st_mode) and st.st_uid == 0,
               f"{kind}: nobody's FIFO replaced by root's file ({st}): {err}")

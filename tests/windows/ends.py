@@ -34,7 +34,9 @@ again:  the default name (ticktrace-PID.ttr: Wine gives each fresh wineserver's 
         ticktrace-PID-1.ttr, said (the older one was replaced without a word: r43 R5).
 fresh:  two runs, each the first process of a new wineserver in a prefix of its own:
         the same pid, two traces, ticktrace-PID.ttr and ticktrace-PID-1.ttr, the
-        second's name said (it replaced the first's; 77 where the pids differ).
+        second's name said (it replaced the first's; 77 where the pids differ); a
+        third beside a killed run's ticktrace-PID.ttr.live alone names that file as
+        the one there (it named ticktrace-PID.ttr, not there: r45 N2).
 abort:  abort() (msvcrt's, as a failed assert calls it) writes a trace said as a crash,
         signal 6 (Aborted) as on Linux (it looked like a normal exit).
 settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
@@ -316,7 +318,22 @@ def fresh(ticktrace, wrapper, exe, d):
         fail(f"fresh: files {files}, the second run's name said:\n{said[1]}")
     for f in files:
         info(ticktrace, os.path.join(out, f))
-    print(f"fresh: two runs of pid {pid}, two traces: {files}, the second's name said")
+    # A killed run's live file alone at the name: named as the file there (outside
+    # recheck r45 N2: the line named ticktrace-PID.ttr, not there)
+    os.rename(os.path.join(out, name), os.path.join(out, name + ".live"))
+    os.rename(os.path.join(out, f"ticktrace-{pid}-1.ttr"), os.path.join(d, "second.ttr"))
+    try:
+        p = subprocess.run(norandom + [wine, exe, "plain"], env=env, cwd=out, capture_output=True, text=True,
+                           timeout=120)
+        subprocess.run([server, "-w"], env=env, timeout=120)
+    finally:
+        subprocess.run([server, "-k"], env=env, timeout=60)
+    left = sorted(os.listdir(out))
+    if p.returncode != 0 or left != sorted([name + ".live", f"ticktrace-{pid}-1.ttr"]) or \
+            f"{name}.live: a file of a run before this one is there" not in p.stderr:
+        fail(f"fresh, live: exit {p.returncode}, files {left}, the killed run's live file not named:\n{p.stderr}")
+    print(f"fresh: two runs of pid {pid}, two traces: {files}, the second's name said; "
+          f"a killed run's {name}.live named as the file there")
 
 
 def aborted(ticktrace, wrapper, exe, d):

@@ -365,10 +365,15 @@ static void tt_rec_dir_remove(const char *dir)
 {
 	DIR *d = opendir(dir);
 	if (d) {
-		for (struct dirent *e; (e = readdir(d));)
-			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-				if (unlinkat(dirfd(d), e->d_name, 0) != 0) /* (the patcher's markers) */
-					unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		for (struct dirent *e; (e = readdir(d));) {
+			char inside[PATH_MAX];
+			/* (the patcher's markers, and those in a marker: TT_DETOUR_EMFILE_MARKER's) */
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+			    unlinkat(dirfd(d), e->d_name, 0) != 0 &&
+			    unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0 && errno == ENOTEMPTY &&
+			    snprintf(inside, sizeof inside, "%s/%s", dir, e->d_name) < (int)sizeof inside)
+				tt_rec_dir_remove(inside);
+		}
 		closedir(d);
 	}
 	rmdir(dir);
@@ -455,6 +460,68 @@ static bool tt_rec_file_process(const char *path, pid_t *pid, char *name, size_t
 		*pid = (pid_t)h.pid;
 	}
 	return read && name[0];
+}
+
+static int tt_rec_marker_entry(const struct dirent *e)
+{
+	return e->d_name[0] != '.';
+}
+
+static int tt_rec_by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static const char *tt_rec_marker_name(const struct dirent *e)
+{
+	const char *dash = strchr(e->d_name, '-');
+	return dash ? dash + 1 : e->d_name;
+}
+
+/* How many of the markers in `list` have list[i]'s name; 0 where one before it has. */
+static size_t tt_rec_marker_times(struct dirent **list, int n, int i)
+{
+	size_t times = 0;
+	for (int j = 0; j < n; j++)
+		if (strcmp(tt_rec_marker_name(list[j]), tt_rec_marker_name(list[i])) == 0) {
+			if (j < i)
+				return 0;
+			times++;
+		}
+	return times;
+}
+
+/* The images whose patcher ran out of descriptors, as the markers in `emfile` name them
+ * (TT_DETOUR_EMFILE_MARKER's: in order, pid then image), each name once, with how
+ * many where more than one: "env and xz", "sh, cc1 (3 processes) and as" (4 names at
+ * most, then how many more); into `names`, "" where none is named. How many images. */
+static size_t tt_rec_emfile_images(const char *emfile, char *names, size_t size)
+{
+	const size_t most = 4;
+	struct dirent **list;
+	int n = scandir(emfile, &list, tt_rec_marker_entry, tt_rec_by_name);
+	size_t distinct = 0, shown = 0, len = 0;
+	for (int i = 0; i < n; i++)
+		distinct += tt_rec_marker_times(list, n, i) > 0;
+	names[0] = 0;
+	for (int i = 0; i < n && shown < most && len < size; i++) {
+		size_t times = tt_rec_marker_times(list, n, i);
+		if (!times)
+			continue;
+		shown++;
+		const char *sep = shown == 1 ? "" : shown == distinct ? " and " : ", ";
+		int w = snprintf(names + len, size - len, "%s%s", sep, tt_rec_marker_name(list[i]));
+		len += w > 0 ? (size_t)w : 0;
+		if (times > 1 && len < size)
+			len += (size_t)snprintf(names + len, size - len, " (%zu processes)", times);
+	}
+	if (distinct > shown && len < size)
+		snprintf(names + len, size - len, " and %zu more", distinct - shown);
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	if (n >= 0)
+		free(list);
+	return n > 0 ? (size_t)n : 0;
 }
 
 /* The name of the program's last image (`program` its pid), as the run's files say it:
@@ -1131,13 +1198,18 @@ int tt_rec_run(const struct tt_rec_opts *o)
 		fprintf(stderr, "ticktrace: record: %s was killed by signal %d\n", image, WTERMSIG(status));
 	struct rlimit nofile = {0};
 	getrlimit(RLIMIT_NOFILE, &nofile); /* (the program's: record's own, inherited) */
+	char out_of_fds[512];
+	size_t images = 0;
 	if (o->npatterns && access(emfile, F_OK) == 0) {
-		/* the program ran: its own status stands */
+		/* the program ran: its own status stands; named, each image that ran out (env
+		 * may have, and the xz it exec'd lost its functions) */
+		images = tt_rec_emfile_images(emfile, out_of_fds, sizeof out_of_fds);
 		fprintf(stderr, "ticktrace: record: the patcher ran out of file descriptors (EMFILE) in "
-			"%s before the -f patterns could be matched against all its functions and patched "
+			"%s before the -f patterns could be matched against all %s functions and patched "
 			"(ulimit -n is %llu; the patcher holds one for each module it reads, the program "
-			"none of them): its calls may be missing; raise the limit, as `ulimit -n 1024`\n", o->argv[0],
-			(unsigned long long)nofile.rlim_cur);
+			"none of them): %s calls may be missing; raise the limit, as `ulimit -n 1024`\n",
+			out_of_fds[0] ? out_of_fds : o->argv[0], images > 1 ? "their" : "its",
+			(unsigned long long)nofile.rlim_cur, images > 1 ? "their" : "its");
 	} else if (o->npatterns && access(matched, F_OK) != 0) {
 		/* (recording off: the patterns were never matched, and the missing trace is said) */
 		if (access(looked, F_OK) == 0)
