@@ -492,7 +492,8 @@ enum tt_thread_flags {
 	TT_THREAD_EXITED = 1u << 0, /* the thread had exited when the file was written */
 	TT_THREAD_RUNTIME = 1u << 1, /* ticktrace's own thread (it records nothing) */
 	/* Mode ring: its oldest events were overwritten, so its records begin inside
-	 * scopes whose beginnings are gone. */
+	 * scopes whose beginnings are gone; so do a fork's child's thread that forked
+	 * (the scopes open as it forked began in the parent's file). */
 	TT_THREAD_WRAPPED = 1u << 2,
 	/* Its switches were recorded (TT_SEC_SCHED, tt_sched_info says from when). Without
 	 * it, nothing is known of when it ran (the kernel refused, or TICKTRACE_SCHED=0).

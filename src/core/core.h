@@ -251,6 +251,9 @@ enum tt__slot_flags {
 	TT__SLOT_RUNTIME = 1u << 4,   /* ticktrace's own thread, shown in the file only */
 	TT__SLOT_COMPACTED = 1u << 5, /* mode stream: its last chunk is a malloc'd copy */
 	TT__SLOT_EXIT_TIMED = 1u << 6, /* exited, and its exit's time is set (sched.exited_ns) */
+	/* a fork's child's thread that forked: its records begin inside the scopes it
+	 * opened in the parent, whose beginnings are in the parent's file */
+	TT__SLOT_FORKED = 1u << 7,
 };
 
 /* Configuration, read from the environment once. */

@@ -14,6 +14,8 @@ struct tt__hot tt__tls_table[TT__TABLE_SIZE] __attribute__((aligned(4096)));
 struct tt__hot_global tt__hot_global;
 
 static struct tt__lock tt__registry = TT__LOCK_INIT(TT__LOCK_REGISTRY);
+/* In a fork's child, the thread that forked until it registers (TT__SLOT_FORKED) */
+static uintptr_t tt__forker;
 struct tt__slot *tt__registry_first;
 static struct tt__slot *tt__registry_last;
 static uint32_t tt__thread_count;
@@ -228,6 +230,10 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 #ifdef _WIN32
 	tt__penter_reset(&slot->parked, slot);
 #endif
+	if (tp == tt__forker) {
+		slot->flags = TT__SLOT_FORKED;
+		tt__forker = 0;
+	}
 	slot->tid = tt_os_thread_id();
 	slot->index = tt__thread_count;
 	tt__refresh_thread_name(slot);
@@ -265,6 +271,7 @@ out:
  * belong to the parent's file. */
 void tt__registry_reset_after_fork(void)
 {
+	tt__forker = tt_os_thread_key();
 	tt__lock_reset(&tt__registry);
 	/* Zero pages again, rather than writing 4 MiB that were never touched. */
 	tt_os_zero(tt__tls_table, sizeof tt__tls_table);

@@ -832,8 +832,11 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(tt__log(), "ticktrace: %zu functions left unpatched, as %s=%s names them\n",
 			d.excluded, TT_ENV_EXCLUDE, getenv(TT_ENV_EXCLUDE));
 	if (d.listing) {
-		fprintf(tt__log(), "ticktrace: --list: %zu functions would be patched; %zu could not be\n",
-			to_record - d.refused, d.refused);
+		/* (the image named: through a wrapper record cannot see past, as `sh -c`,
+		 * the wrapper's is the one read) */
+		fprintf(tt__log(), "ticktrace: --list: %zu functions would be patched; %zu could not be "
+			"(in %s and its libraries: a program it execs is not read)\n",
+			to_record - d.refused, d.refused, d.main_path ? d.main_path : "the program");
 		/* the list is record --list's output: a failed write fails it (>/dev/full) */
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			fprintf(tt__log(), "ticktrace: --list: the list not written to stdout: %s\n",

@@ -60,13 +60,13 @@ static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const str
 		.tid = slot->tid,
 		.events = records,
 		.flags = (flags & TT__SLOT_EXITED ? TT_THREAD_EXITED : 0) |
-			 (flags & TT__SLOT_WRAPPED ? TT_THREAD_WRAPPED : 0) |
+			 (flags & (TT__SLOT_WRAPPED | TT__SLOT_FORKED) ? TT_THREAD_WRAPPED : 0) |
 			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0) |
 			 (slot->sched.on ? TT_THREAD_SCHED : 0) | tt__sched_no_states(slot),
 	};
 	if (windowed) {
 		info.flags &= ~(uint32_t)TT_THREAD_WRAPPED;
-		info.flags |= windowed->begins_inside ? TT_THREAD_WRAPPED : 0;
+		info.flags |= windowed->begins_inside || (flags & TT__SLOT_FORKED) ? TT_THREAD_WRAPPED : 0;
 		memcpy(info.dropped, windowed->dropped, sizeof info.dropped);
 	} else {
 		struct tt_gap gap;

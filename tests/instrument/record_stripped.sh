@@ -225,6 +225,20 @@ C
 	leaf=$(awk '$1 == "sw_leaf" {print $2}' "$dir/ref.offsets")
 	[ "$(list "$dir/lib/main" -f "libsw.so.1+0x$leaf" | cut -d' ' -f1)" = "libsw.so.1+0x$leaf" ] ||
 		fail "-f libsw.so.1+0x$leaf: $(cat "$dir/list")"
+	# Through `env LD_LIBRARY_PATH=DIR PROG` (an uninstalled build, no rpath): PROG's list,
+	# not env's (before: "-f sw_* matches no function", naming no image)
+	"$cc" -O2 -o "$dir/lib/bare" "$dir/main.c" -L"$dir/ref" -l:libsw.so.1
+	list "$dir/lib/main" -f 'sw_*' >"$dir/direct.list"
+	[ -s "$dir/direct.list" ] || fail "--list -f 'sw_*' of main lists nothing"
+	"$tool" record --list -f 'sw_*' -- env -- LD_LIBRARY_PATH="$dir/lib" "$dir/lib/bare" \
+		>"$dir/env.list" 2>"$dir/list.err" || { cat "$dir/list.err" >&2; fail "--list through env"; }
+	tr '\t' ' ' <"$dir/env.list" | sed 's/^bare+/main+/; s/ bare / main /' | diff "$dir/direct.list" - >&2 ||
+		fail "--list through env: not the program's list"
+	# env given an option is listed as it is, named
+	"$tool" record --list -f 'sw_*' -- env -i LD_LIBRARY_PATH="$dir/lib" "$dir/lib/bare" \
+		>"$dir/env.list" 2>"$dir/list.err" || true
+	grep -q "would be patched.*in $(readlink -f "$(command -v env)") and its libraries" "$dir/list.err" ||
+		fail "--list of env -i does not name env: $(cat "$dir/list.err")"
 	;;
 lz4)
 	lz4=$(command -v lz4) ||

@@ -1089,8 +1089,29 @@ static void tt_rec_pass_on(int sig)
 		kill((pid_t)tt_rec_child, sig);
 }
 
-int tt_rec_run(const struct tt_rec_opts *o)
+/* --list stops before the first image's main: `env NAME=VALUE... PROG` (how an
+ * uninstalled build is run, LD_LIBRARY_PATH set) would list env's functions alone. The
+ * index of PROG in argv, whose assignments record then makes itself; 0 where argv[0]
+ * is not env, or env is given an option or no program (listed as it is). */
+static size_t tt_rec_past_env(char **argv)
 {
+	const char *base = strrchr(argv[0], '/');
+	if (strcmp(base ? base + 1 : argv[0], "env") != 0)
+		return 0;
+	size_t i = 1;
+	if (argv[i] && strcmp(argv[i], "--") == 0)
+		i++;
+	while (argv[i] && argv[i][0] != '-' && strchr(argv[i], '=') && argv[i][0] != '=')
+		i++;
+	return argv[i] && argv[i][0] != '-' ? i : 0;
+}
+
+int tt_rec_run(const struct tt_rec_opts *given)
+{
+	struct tt_rec_opts run = *given;
+	const struct tt_rec_opts *o = &run;
+	size_t past_env = given->list ? tt_rec_past_env(given->argv) : 0;
+	run.argv += past_env;
 	const char *lib = tt_rec_library();
 	if (access(lib, R_OK) != 0) {
 		fprintf(stderr, "ticktrace: record: no detour library at %s (%s); set "
@@ -1150,6 +1171,9 @@ int tt_rec_run(const struct tt_rec_opts *o)
 		sigaction(SIGHUP, &old_hup, NULL);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		close(ran[0]);
+		for (size_t i = 1; i < past_env; i++) /* (env's assignments, as env makes them) */
+			if (strcmp(given->argv[i], "--") != 0)
+				putenv(given->argv[i]);
 		tt_rec_exec(o, is_static ? NULL : lib, runtime, elf.first, dir, list, ran[1]);
 	}
 	tt_rec_child = pid;

@@ -720,7 +720,7 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				st->gaps, st->gap_events, t->file->gap_site->name.ptr, sc->gap_closed);
 	if (sc->unbegun)
 		tt_decoder_warn(d, "%s: %" PRIu64 " scopes whose beginning was not recorded (before "
-				"its oldest kept event, or among dropped events) shown from the first time "
+				"its oldest kept event, among dropped events, or in the process it was forked from) shown from the first time "
 				"they are known open and flagged \"unbegun\"",
 				tt_thread_label(t, who, sizeof(who)), sc->unbegun);
 	d->sum.unmatched += sc->unmatched;
