@@ -232,6 +232,7 @@ static void tt__crashed(uint32_t exception)
 static void tt__say_unsupported(void)
 {
 	static const char *const names[] = {"TICKTRACE_REPORT", "TICKTRACE_SPIKES", "TICKTRACE_SNAPSHOTS",
+					    "TICKTRACE_SNAPSHOT_MAX", "TICKTRACE_SPIKES_LOG_MAX",
 					    "TICKTRACE_SPIKE_THRESHOLD", "TICKTRACE_MEMORY", "TICKTRACE_LOG"};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		const char *value = getenv(names[i]);

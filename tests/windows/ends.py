@@ -357,13 +357,15 @@ def settings(ticktrace, wrapper, exe, d):
     ttr = os.path.join(d, "set.ttr")
     env = {"TICKTRACE_OUT": wine_path(ttr), "TICKTRACE": "no", "TICKTRACE_SCHED": "bogus",
            "TICKTRACE_SPIKES": "sp.jsonl", "TICKTRACE_REPORT": "stderr", "TICKTRACE_MODE": "RING",
-           "TICKTRACE_LOG": "log-%p.txt"}
+           "TICKTRACE_LOG": "log-%p.txt", "TICKTRACE_SNAPSHOT_MAX": "4", "TICKTRACE_SPIKES_LOG_MAX": "1M"}
     p = program(wrapper, exe, d, env, "plain")
     for said in ("TICKTRACE=no is not 0 (off) or 1 (on); recording on",
                  "TICKTRACE_SCHED=bogus is not 0, 1, switches or schedstat",
                  "TICKTRACE_SPIKES=sp.jsonl: not on Windows",
                  "TICKTRACE_REPORT=stderr: not on Windows",
                  "TICKTRACE_LOG=log-%p.txt: not on Windows",
+                 "TICKTRACE_SNAPSHOT_MAX=4: not on Windows",
+                 "TICKTRACE_SPIKES_LOG_MAX=1M: not on Windows",
                  "TICKTRACE_MODE=RING is not stop, stream or ring; using stop"):
         if p.stderr.count(said) != 1:
             fail(f"settings: not said once: {said!r}:\n{p.stderr}")
