@@ -880,6 +880,8 @@ enum tt_snapshot_causes_flags {
 	/* no reading before its start or none after its end: the fault counts are those
 	 * between its first and last readings inside it, at least */
 	TT_CAUSES_FAULTS_AT_LEAST = 1u << 9,
+	/* the readings around it reach outside it: the fault counts are at most its own */
+	TT_CAUSES_FAULTS_AT_MOST = 1u << 10,
 };
 enum tt_snapshot_stolen_miss {
 	TT_STOLEN_NEVER_READ = 1,  /* the thread's CPU time never read */

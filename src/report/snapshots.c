@@ -500,6 +500,7 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 				  ? TT_CAUSES_MOVED : 0u) |
 			 (uint32_t)s->causes.stolen_miss << TT_CAUSES_STOLEN_MISS_SHIFT |
 			 (s->causes.faults_at_least ? TT_CAUSES_FAULTS_AT_LEAST : 0u) |
+			 (s->causes.faults_at_most ? TT_CAUSES_FAULTS_AT_MOST : 0u) |
 			 (s->end_late_ns ? TT_CAUSES_END_DROPPED : 0u),
 		/* (the switches' parts are exact but for wake-ups and the kernel's moves: the
 		 * field holds their stolen time's error, or the larger; stolen time not known

@@ -179,6 +179,10 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		fprintf(out, ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64 "%s",
 			s->causes.minor_faults, s->causes.major_faults,
 			s->causes.faults_at_least ? ",\"faults_at_least\":1" : "");
+	if (s->causes.faults && s->causes.faults_at_most)
+		fputs(",\"faults_at_most\":1", out);
+	if (s->causes.faults && s->causes.faults_read_ns) /* (not known in a snapshot) */
+		fprintf(out, ",\"faults_read_ns\":%" PRId64, s->causes.faults_read_ns);
 	char why[TT_AN_NO_SPLIT_TEXT];
 	if (s->has_split && tt_an_unknown_text(&s->causes, why, sizeof why)) {
 		fputs(",\"unknown_why\":", out);

@@ -1283,8 +1283,11 @@ static void test_switches_lost_random(void **state)
  * major), read at chosen moments. Its faults are all of them where a reading comes
  * before it and one after, however near the others are: the reading nearest its start
  * and nearest its end, the same one in its middle, said a measured 0; readings 2 ms
- * inside its edges, too few (outside recheck r40, F1). Read inside alone: "at least"
- * what they saw; read once inside: none known. */
+ * inside its edges, too few (outside recheck r40, F1). Read around it, "at most": the
+ * readings' span reaches outside it, whose faults would count too (outside recheck
+ * r46, F1: one count given whole to each of 10 spikes between two readings); read at
+ * its edges, exact. Read inside alone: "at least" what they saw; read once inside:
+ * none known. */
 static void test_faults_around(void **state)
 {
 	(void)state;
@@ -1296,17 +1299,18 @@ static void test_faults_around(void **state)
 	static const struct {
 		int64_t at[4];
 		int n;
-		bool known, at_least;
+		bool known, at_least, at_most;
 		uint64_t minor, major;
+		int64_t read_ns;
 	} cases[] = {
-		{{-100 * MS, 80 * MS, 260 * MS}, 3, true, false, all, 1},             /* one in its middle */
-		{{-100 * MS, 2 * MS, 158 * MS, 260 * MS}, 4, true, false, all, 1},    /* near its edges */
-		{{-1 * MS, 160 * MS}, 2, true, false, all, 1},                        /* at its end */
-		{{0, 160 * MS}, 2, true, false, all, 1},                              /* at both edges */
-		{{2 * MS, 158 * MS}, 2, true, true, all - 1000, 1},                   /* inside alone */
-		{{2 * MS, 158 * MS, 300 * MS}, 3, true, true, all - 1000, 1},         /* none before it */
-		{{80 * MS}, 1, false, false, 0, 0},                                   /* once inside */
-		{{80 * MS, 260 * MS}, 2, false, false, 0, 0},
+		{{-100 * MS, 80 * MS, 260 * MS}, 3, true, false, true, all, 1, 360 * MS},   /* one in its middle */
+		{{-100 * MS, 2 * MS, 158 * MS, 260 * MS}, 4, true, false, true, all, 1, 360 * MS}, /* near its edges */
+		{{-1 * MS, 160 * MS}, 2, true, false, true, all, 1, 161 * MS},               /* at its end */
+		{{0, 160 * MS}, 2, true, false, false, all, 1, 0},                           /* at both edges */
+		{{2 * MS, 158 * MS}, 2, true, true, false, all - 1000, 1, 0},                /* inside alone */
+		{{2 * MS, 158 * MS, 300 * MS}, 3, true, true, false, all - 1000, 1, 0},      /* none before it */
+		{{80 * MS}, 1, false, false, false, 0, 0, 0},                                /* once inside */
+		{{80 * MS, 260 * MS}, 2, false, false, false, 0, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		int64_t at[4];
@@ -1314,13 +1318,19 @@ static void test_faults_around(void **state)
 			at[j] = start + cases[i].at[j];
 		struct tt_an_spike s;
 		split_of(&l, start, end, at, cases[i].n, &s);
-		if (s.causes.faults != cases[i].known || (s.causes.faults && (s.causes.faults_at_least != cases[i].at_least ||
-		    s.causes.minor_faults != cases[i].minor || s.causes.major_faults != cases[i].major)))
-			fail_msg("case %zu: faults %s%d: %llu minor, %llu major (truth: %llu, %llu%s)", i,
-				 s.causes.faults_at_least ? "at least " : "", s.causes.faults,
+		if (s.causes.faults != cases[i].known ||
+		    (s.causes.faults && (s.causes.faults_at_least != cases[i].at_least ||
+					 s.causes.faults_at_most != cases[i].at_most ||
+					 s.causes.faults_read_ns != cases[i].read_ns ||
+					 s.causes.minor_faults != cases[i].minor ||
+					 s.causes.major_faults != cases[i].major)))
+			fail_msg("case %zu: faults %s%s%d: %llu minor, %llu major, read %lld ns apart (truth: "
+				 "%llu, %llu%s%s)", i, s.causes.faults_at_least ? "at least " : "",
+				 s.causes.faults_at_most ? "at most " : "", s.causes.faults,
 				 (unsigned long long)s.causes.minor_faults, (unsigned long long)s.causes.major_faults,
+				 (long long)s.causes.faults_read_ns,
 				 (unsigned long long)cases[i].minor, (unsigned long long)cases[i].major,
-				 cases[i].known ? "" : ", none known");
+				 cases[i].known ? "" : ", none known", cases[i].at_most ? ", at most" : "");
 	}
 	faulting.from = faulting.to = 0;
 }

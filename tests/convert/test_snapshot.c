@@ -796,6 +796,23 @@ static void test_split_causes(void **state)
 	assert_has(r.out, "\"minor_faults\":3,\"major_faults\":1,\"faults_at_least\":1");
 	free(r.out);
 	causes.flags &= ~(uint32_t)TT_CAUSES_FAULTS_AT_LEAST;
+	/* (read around it, reaching outside it: at most, in each place; outside recheck r46, F1) */
+	causes.flags |= TT_CAUSES_FAULTS_AT_MOST;
+	save(fx->in, &info, "work", true);
+	root = converted_spike(fx, &mark);
+	assert_int_equal(arg_number(mark, "faults_at_most"), 1);
+	cJSON_Delete(root);
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "page faults: at most 3 minor, 1 major (read around it: some may lie outside it): "
+			  "it may have waited on the disk\n");
+	free(r.out);
+	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "\"minor_faults\":3,\"major_faults\":1,\"faults_at_most\":1,");
+	assert_null(strstr(r.out, "faults_read_ns")); /* (not kept in a snapshot) */
+	free(r.out);
+	causes.flags &= ~(uint32_t)TT_CAUSES_FAULTS_AT_MOST;
 	info.begin_tsc = spike_info.begin_tsc;
 
 	const uint64_t causes_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 +

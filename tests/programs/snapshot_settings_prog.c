@@ -4,7 +4,9 @@
  * tt_trigger("many") 200 times, a millisecond apart, and prints how many times each
  * result came ("many RESULT COUNT"); "gone" calls it from a thread that then records
  * past the window's end until its ring holds nothing of the window, and exits before
- * the snapshot is written ("gone RESULT"); "joined" first creates and joins 2000
+ * the snapshot is written ("gone RESULT"); "cut" records 100000 scopes, then calls it
+ * and records no more, so that a small ring holds the window's end alone ("cut
+ * RESULT"); "joined" first creates and joins 2000
  * threads in turn, each recording a little, then calls it ("joined RESULT");
  * "until-exit" starts a thread that calls it every 100 us until the process ends
  * (main returns 300 ms later), writing "calling" before each call and "0" after each
@@ -38,9 +40,9 @@ static void *tt_trigger_and_go(void *result)
 {
 	double called = tt_seconds();
 	*(int *)result = tt_trigger("gone");
-	while (tt_seconds() - called < 0.002) {
+	do { /* (one at least: preempted past the window's end, it recorded none in it) */
 		TT_SCOPE("until the window ended");
-	}
+	} while (tt_seconds() - called < 0.002);
 	for (int k = 0; k < 100000; k++) {
 		TT_SCOPE("over the window");
 	}
@@ -103,6 +105,13 @@ int main(int argc, char **argv)
 			if (pthread_create(&thread, NULL, tt_trigger_and_go, &result) == 0)
 				pthread_join(thread, NULL);
 			printf("gone %d\n", result);
+			continue;
+		}
+		if (strcmp(argv[i], "cut") == 0) { /* (200000 records, then nothing: the window's start overwritten) */
+			for (int k = 0; k < 100000; k++) {
+				TT_SCOPE("filling the ring");
+			}
+			printf("cut %d\n", tt_trigger("cut"));
 			continue;
 		}
 		if (strcmp(argv[i], "until-exit") == 0) {

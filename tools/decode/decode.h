@@ -75,8 +75,9 @@ struct tt_mark_arg {
  * and they are not known, stolen_unknown: why, and stolen_error_ns: all of on CPU),
  * without_switches_ns and switches_lost (its time without switches, covered from the
  * counters or unknown, and the switches the kernel lost there), minor_faults and
- * major_faults (where known). How many it wrote at `args`, at most TT_CAUSES_ARGS. */
-#define TT_CAUSES_ARGS 13
+ * major_faults (where known; faults_at_least or faults_at_most (1) where a bound, and
+ * faults_read_ns, the readings' span, with at most). How many it wrote at `args`, at most TT_CAUSES_ARGS. */
+#define TT_CAUSES_ARGS 14
 size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *c);
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the

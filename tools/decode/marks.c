@@ -72,6 +72,10 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 		args[n++] = (struct tt_mark_arg){.key = "major_faults", .number = (int64_t)c->major_faults};
 		if (c->faults_at_least)
 			args[n++] = (struct tt_mark_arg){.key = "faults_at_least", .number = 1};
+		else if (c->faults_at_most)
+			args[n++] = (struct tt_mark_arg){.key = "faults_at_most", .number = 1};
+		if (c->faults_read_ns) /* (not known in a snapshot) */
+			args[n++] = (struct tt_mark_arg){.key = "faults_read_ns", .number = c->faults_read_ns};
 	}
 	return n;
 }

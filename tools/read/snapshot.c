@@ -74,6 +74,7 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 		.wakeups_unbounded = c->flags & TT_CAUSES_WAKEUPS_UNBOUNDED,
 		.faults = c->flags & TT_CAUSES_FAULTS, .minor_faults = c->minor_faults,
 		.major_faults = c->major_faults, .faults_at_least = c->flags & TT_CAUSES_FAULTS_AT_LEAST,
+		.faults_at_most = c->flags & TT_CAUSES_FAULTS_AT_MOST,
 		.stolen_known = c->flags & TT_CAUSES_STOLEN,
 		.stolen_ns = c->stolen_ns,
 		.stolen_error_ns = TT_CAUSES_STOLEN_MISS(c->flags) ? s->info.on_cpu_ns : c->error_ns,

@@ -801,7 +801,14 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 			"it): %s", sep, tt_an_stolen_unknown_text(c));
 		sep = "; ";
 	}
-	if (faults)
+	if (faults && c->faults_at_most) {
+		fprintf(out, "%spage faults: at most %" PRIu64 " minor, %" PRIu64 " major (read ", sep,
+			c->minor_faults, c->major_faults);
+		if (c->faults_read_ns)
+			fprintf(out, "%s apart ", tt_an_fmt_ns(a, c->faults_read_ns));
+		fprintf(out, "around it: some may lie outside it)%s",
+			c->major_faults ? ": it may have waited on the disk" : "");
+	} else if (faults)
 		fprintf(out, "%spage faults: %s%" PRIu64 " minor, %" PRIu64 " major%s%s", sep,
 			c->faults_at_least ? "at least " : "", c->minor_faults, c->major_faults,
 			c->faults_at_least ? " (read inside it alone)" : "",

@@ -141,6 +141,11 @@ struct tt_an_causes {
 	                                      * between those readings outside it) */
 	bool faults_at_least; /* none before its start or none after its end: between the
 	                       * first and the last reading inside it, at least */
+	/* The readings around it reach outside it and counted some: at most (the same
+	 * count may go whole to each spike between them: outside recheck r46, F1); and
+	 * how far apart they were (0: not known, a snapshot's) */
+	bool faults_at_most;
+	int64_t faults_read_ns;
 	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL),
 	                     * read near enough (within half its time on CPU): */
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */

@@ -445,7 +445,8 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 }
 
 /* The page faults of [start, end): all of them from the reading at or before its
- * start to the one at or after its end; else at least those between two readings
+ * start to the one at or after its end (at most, where those reach outside it);
+ * else at least those between two readings
  * inside it; else
  * none known. (The nearest readings, one the same for both edges at times, or both
  * inside it, made a measured-looking 0 or too few: outside recheck r40, F1.) */
@@ -464,6 +465,9 @@ static void tt_an_counters_faults(const struct tt_an_counters *c, int64_t start,
 	causes->faults = true;
 	causes->minor_faults = to->minflt - from->minflt;
 	causes->major_faults = to->majflt - from->majflt;
+	causes->faults_at_most = !causes->faults_at_least && (from->ns < start || to->ns > end) &&
+				 (causes->minor_faults || causes->major_faults);
+	causes->faults_read_ns = causes->faults_at_most ? to->ns - from->ns : 0;
 }
 
 /* ---- the wait for a CPU after a wake-up: the switches and the counters together ---- */
