@@ -386,6 +386,13 @@ static bool tt_rec_ours(const char *path, struct stat *st)
 	return lstat(path, st) == 0 && S_ISREG(st->st_mode) && st->st_uid == geteuid();
 }
 
+/* Whether `path` names a live file (TICKTRACE_LIVE's, NAME.live). */
+static bool tt_rec_is_live(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 5 && strcmp(path + n - 5, ".live") == 0;
+}
+
 /* Whether a live file (TICKTRACE_LIVE) is left beside `path`: its process was killed
  * after it wrote `path` (a dump, or an exec'd image of the same name, with .execN
  * it has not), and the live file holds all it recorded. */
@@ -393,8 +400,7 @@ static bool tt_rec_live_beside(const char *path)
 {
 	char live[PATH_MAX + 8];
 	struct stat st;
-	size_t n = strlen(path);
-	return !(n > 5 && strcmp(path + n - 5, ".live") == 0) &&
+	return !tt_rec_is_live(path) &&
 	       snprintf(live, sizeof live, "%s.live", path) < (int)sizeof live && tt_rec_ours(live, &st);
 }
 
@@ -534,8 +540,7 @@ static const char *tt_rec_image_name(char **files, size_t nfiles, pid_t program,
 	bool live_found = false, found = false;
 	char got[256];
 	for (size_t i = 0; program > 0 && i < nfiles; i++) {
-		size_t n = strlen(files[i]);
-		bool live = n > 5 && strcmp(files[i] + n - 5, ".live") == 0;
+		bool live = tt_rec_is_live(files[i]);
 		struct stat st;
 		pid_t pid;
 		if ((live_found && !live) || !tt_rec_file_process(files[i], &pid, got, sizeof got) || pid != program ||
@@ -557,9 +562,8 @@ static const char *tt_rec_image_name(char **files, size_t nfiles, pid_t program,
  * thread had a buffer in it). A file no tool reads, removed. */
 static bool tt_rec_live_empty(const char *path)
 {
-	size_t n = strlen(path);
 	struct tt_file_header h;
-	if (n <= 5 || strcmp(path + n - 5, ".live") != 0)
+	if (!tt_rec_is_live(path))
 		return false;
 	if (!tt_rec_live_header(path, &h))
 		return true;
@@ -897,9 +901,8 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 			"one file each:" : "");
 	size_t killed = 0, running = 0, left = 0, unwritten = 0;
 	for (size_t i = 0; i < nfiles; i++) {
-		size_t n = strlen(files[i]);
 		bool exited = false;
-		pid_t pid = n > 5 && strcmp(files[i] + n - 5, ".live") == 0 ? tt_rec_live_pid(files[i], &exited) : -1;
+		pid_t pid = tt_rec_is_live(files[i]) ? tt_rec_live_pid(files[i], &exited) : -1;
 		if (pid == 0 && tt_rec_live_gone(files[i]))
 			pid = -1;
 		if (pid >= 0 && exited)
