@@ -284,7 +284,7 @@ enum tt_section_type {
 	TT_SEC_SCHED = 0x43,
 	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut,
 	 * then struct tt_snapshot_split, struct tt_snapshot_causes, struct
-	 * tt_snapshot_unsplit and struct tt_snapshot_unknown: the file is a snapshot (TICKTRACE_SNAPSHOTS), the records
+	 * tt_snapshot_unsplit, struct tt_snapshot_unknown and struct tt_snapshot_miss: the file is a snapshot (TICKTRACE_SNAPSHOTS), the records
 	 * of every thread from from_tsc to to_tsc around a spike or a tt_trigger() call,
 	 * written while the program ran. Once, after PROCESS; the header has
 	 * TT_FILE_SNAPSHOT. A section that ends at its cuts is the first version's (its
@@ -292,7 +292,9 @@ enum tt_section_type {
 	 * tt_snapshot_split the second's (its split's source not said), one that ends at
 	 * tt_snapshot_causes the third's (why a spike has no split: its thread's flags),
 	 * one that ends at tt_snapshot_unsplit the fourth's (its time without switches not
-	 * said); a longer one than tt_snapshot_unknown is a later version's: a reader
+	 * said), one that ends at tt_snapshot_unknown the fifth's (the readings' far sides
+	 * and the thread's wait not said); a longer one than tt_snapshot_miss is a later
+	 * version's: a reader
 	 * takes the fields it knows. */
 	TT_SEC_SNAPSHOT = 0x44,
 	/* struct tt_machine_info: the machine the run ran on (its name and ids), the
@@ -957,6 +959,29 @@ struct tt_snapshot_unknown {
 	int64_t start_ns, end_ns;
 };
 _Static_assert(sizeof(struct tt_snapshot_unknown) == 40, "snapshot unknown layout");
+
+enum tt_snapshot_miss_flags {
+	/* the readings bound its edges, but its thread's CPU time moves in steps of the
+	 * system's tick (TT_SCHEDSTAT_TICK_STEPS), no closer than half its length */
+	TT_MISS_TICK = 1u << 0,
+	/* its thread recorded more than tt-sched's share let it follow: read blind */
+	TT_MISS_BLIND = 1u << 1,
+};
+#define TT_MISS_FAR_NONE INT64_C(-1) /* (tt_snapshot_miss: no reading on that side) */
+/* What else the run's detector knew of the readings where tt_snapshot_unsplit's or
+ * tt_snapshot_unknown's `why` is said, after tt_snapshot_unknown (a section that ends
+ * before it is an earlier version's: not said): 0s where neither says one. */
+struct tt_snapshot_miss {
+	uint32_t flags;    /* enum tt_snapshot_miss_flags */
+	uint32_t reserved; /* 0 */
+	/* TT_UNSPLIT_TOO_FAR: the reading before its start and the one after its end, how
+	 * far (TT_MISS_FAR_NONE: none; 0: not said) */
+	int64_t before_ns, after_ns;
+	/* the thread's own run-queue wait in the over_ns between the readings around its
+	 * start (over_ns 0: not known) */
+	int64_t waited_ns, over_ns;
+};
+_Static_assert(sizeof(struct tt_snapshot_miss) == 40, "snapshot miss layout");
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */

@@ -458,13 +458,25 @@ static struct tt__kept *tt__snapshot_keep(struct tt__snapshots *sn, const struct
 	return k;
 }
 
-/* The edges no counters reading bounded, as the snapshot says them (TT_UNSPLIT_FAR_*). */
+/* What the snapshot says of the readings beside why none bounds a spike (or its time
+ * without switches): the edges none bounded (TT_UNSPLIT_FAR_*), and tt_snapshot_miss. */
 static uint32_t tt__unsplit_edges(const struct tt_an_causes *c)
 {
 	if (c->miss != TT_AN_MISS_TOO_FAR)
 		return 0;
 	return (c->miss_detail.edges & TT_AN_EDGE_START ? TT_UNSPLIT_FAR_START : 0u) |
 	       (c->miss_detail.edges & TT_AN_EDGE_END ? TT_UNSPLIT_FAR_END : 0u);
+}
+
+static struct tt_snapshot_miss tt__snapshot_miss(const struct tt_an_causes *c)
+{
+	const struct tt_an_miss_detail *d = &c->miss_detail;
+	if (c->miss == TT_AN_MISS_NONE)
+		return (struct tt_snapshot_miss){0};
+	return (struct tt_snapshot_miss){
+		.flags = (d->tick ? TT_MISS_TICK : 0u) | (c->miss_blind ? TT_MISS_BLIND : 0u), .before_ns = d->before_ns, .after_ns = d->after_ns,
+		.waited_ns = d->waited_ns, .over_ns = d->over_ns,
+	};
 }
 
 void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *clock,
@@ -512,13 +524,14 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.stolen_ns = s->causes.stolen_ns,
 		.minor_faults = s->causes.minor_faults, .major_faults = s->causes.major_faults,
 	}};
-	if (!s->has_split) /* (why, as the run's file cannot say it once its ring lost the scope) */
+	if (!s->has_split) { /* (why, as the run's file cannot say it once its ring lost the scope) */
 		w.unsplit = (struct tt_snapshot_unsplit){
 			.why = (uint32_t)s->causes.miss,
 			.flags = (s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u) | tt__unsplit_edges(&s->causes),
 			.start_ns = s->causes.miss_start_ns, .end_ns = s->causes.miss_end_ns,
 		};
-	else if (s->causes.lost_ns) { /* (and why what no reading covers is unknown) */
+		w.miss = tt__snapshot_miss(&s->causes);
+	} else if (s->causes.lost_ns) { /* (and why what no reading covers is unknown) */
 		bool covered = !s->split.unknown;
 		w.unknown = (struct tt_snapshot_unknown){
 			.lost = s->causes.lost, .without_ns = s->causes.lost_ns,
@@ -526,6 +539,8 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 			.flags = covered ? 0u : (s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u) | tt__unsplit_edges(&s->causes),
 			.start_ns = covered ? 0 : s->causes.miss_start_ns, .end_ns = covered ? 0 : s->causes.miss_end_ns,
 		};
+		if (!covered)
+			w.miss = tt__snapshot_miss(&s->causes);
 	}
 	tt__snapshot_window(sn, &w, clock);
 	tt__snapshot_wait(sn, due, &w, name, (size_t)(k - sn->kept));

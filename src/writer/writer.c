@@ -51,7 +51,7 @@ static int tt__out_snapshot(struct tt__out *out, const struct tt__window *w,
 	info.name_len = (uint32_t)strlen(w->name);
 	uint64_t name_padded = (info.name_len + 7u) & ~7u;
 	uint64_t size = sizeof info + name_padded + info.cuts * sizeof *cuts + sizeof w->split +
-			sizeof w->causes + sizeof w->unsplit + sizeof w->unknown;
+			sizeof w->causes + sizeof w->unsplit + sizeof w->unknown + sizeof w->miss;
 	static const char zeros[8];
 	tt__out_section(out, TT_SEC_SNAPSHOT, size);
 	tt__out(out, &info, sizeof info);
@@ -62,6 +62,7 @@ static int tt__out_snapshot(struct tt__out *out, const struct tt__window *w,
 	tt__out(out, &w->causes, sizeof w->causes);
 	tt__out(out, &w->unsplit, sizeof w->unsplit);
 	tt__out(out, &w->unknown, sizeof w->unknown);
+	tt__out(out, &w->miss, sizeof w->miss);
 	tt__out_pad(out, size);
 	free(cuts);
 	return 0;

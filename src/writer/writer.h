@@ -147,13 +147,14 @@ struct tt__thread_snapshot {
 /* A snapshot's window (report/snapshots.c): every thread's records from
  * info.from_tsc to info.to_tsc and its states from from_ns to to_ns, with the
  * SNAPSHOT section that says why (`info`, whose cuts the writer counts, `split`,
- * `causes`, `unsplit`, `unknown` and `name`). */
+ * `causes`, `unsplit`, `unknown`, `miss` and `name`). */
 struct tt__window {
 	struct tt_snapshot_info info;
 	struct tt_snapshot_split split;
 	struct tt_snapshot_causes causes;
 	struct tt_snapshot_unsplit unsplit;
 	struct tt_snapshot_unknown unknown;
+	struct tt_snapshot_miss miss;
 	int64_t from_ns, to_ns;
 	const char *name;
 	/* Set by the writer: its beginning was left out, its records more than the

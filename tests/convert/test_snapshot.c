@@ -71,6 +71,12 @@ static uint64_t snapshot_at;
 static const struct tt_snapshot_split *snapshot_split;
 static const struct tt_snapshot_causes *snapshot_causes;
 static const struct tt_snapshot_unsplit *snapshot_unsplit;
+/* and after unsplit, tt_snapshot_unknown and tt_snapshot_miss (NULL: neither, as the
+ * fourth version) */
+static const struct snapshot_tail {
+	struct tt_snapshot_unknown unknown;
+	struct tt_snapshot_miss miss;
+} *snapshot_tail;
 /* The producer without states (perf refused): no SCHED section */
 static bool producer_refused;
 /* where a field of it is, with a name of at most 8 bytes */
@@ -101,7 +107,8 @@ static void build_with(struct tt_tw *w, const struct tt_snapshot_info *info, con
 	tt_tw_header(w, &h);
 	tt_tw_process(w, 4242, "demo");
 	snapshot_at = (uint64_t)ftell(w->fp) + sizeof(struct tt_section_header);
-	tt_tw_snapshot_split(w, info, name, cuts, ncuts, snapshot_split, snapshot_causes, snapshot_unsplit);
+	tt_tw_snapshot_split(w, info, name, cuts, ncuts, snapshot_split, snapshot_causes, snapshot_unsplit,
+			     snapshot_tail, snapshot_tail ? sizeof *snapshot_tail : 0);
 	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
 	uint32_t why_states = producer_refused ? TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES)
 					       : TT_THREAD_SCHED;
@@ -921,7 +928,48 @@ static void test_unsplit_said(void **state)
 	snapshot_unsplit = &far;
 	spikes_say(fx, &info, "  no split: no counters reading near its end: the last inside it 24.000 ms "
 		   "before its end\n");
+	/* the sixth version: the readings beyond its edges and the thread's wait said, as
+	 * the run's detector said them */
+	struct snapshot_tail tail = {.miss = {.after_ns = 40000000}};
+	snapshot_tail = &tail;
+	spikes_say(fx, &info, "  no split: no counters reading near its end: the last inside it 24.000 ms "
+		   "before its end (the next, 40.000 ms after it)\n");
+	far.flags = TT_UNSPLIT_FAR_START;
+	far.start_ns = 9000000;
+	tail.miss = (struct tt_snapshot_miss){.before_ns = TT_MISS_FAR_NONE, .flags = TT_MISS_BLIND,
+					      .waited_ns = 3000000, .over_ns = 10000000};
+	spikes_say(fx, &info, "  no split: no counters reading near its start: the first inside it 9.000 ms "
+		   "after its start (none before it); its thread waited 3.000 ms for a CPU in the 10.000 ms "
+		   "between the readings around its start (a loaded machine: tt-sched, in the same process, "
+		   "waits for one too); its thread recorded more than tt-sched's share let it follow, its "
+		   "scopes not known from then on: it was read blind, each 2 to 8 ms (info says which "
+		   "threads)\n");
+	/* damaged: refused at the field */
+	const uint64_t miss_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 + sizeof(struct tt_snapshot_cut) +
+				 sizeof(struct tt_snapshot_split) + sizeof(struct tt_snapshot_causes) +
+				 sizeof(struct tt_snapshot_unsplit) + sizeof(struct tt_snapshot_unknown);
+	tail.miss.waited_ns = 11000000;
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, miss_at + offsetof(struct tt_snapshot_miss, waited_ns), "SNAPSHOT says its "
+			    "thread waited 11000000 ns for a CPU in 10000000 ns");
+	tail.miss.waited_ns = 0;
+	tail.miss.after_ns = -2;
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, miss_at + offsetof(struct tt_snapshot_miss, before_ns), "SNAPSHOT says the "
+			    "readings beyond its edges were -1 ns before and -2 ns after it");
+	tail.miss = (struct tt_snapshot_miss){.flags = 1u << 7};
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, miss_at, "SNAPSHOT's readings have flags 0x80 (reserved 0x0), of which 0x3 "
+			    "alone are known");
+	far.why = TT_UNSPLIT_THREAD;
 	far.flags = 0;
+	far.start_ns = far.end_ns = 0;
+	tail.miss = (struct tt_snapshot_miss){.after_ns = 5};
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, miss_at, "SNAPSHOT says where its counters were read (flags 0x0) but not "
+			    "why they bound nothing");
+	snapshot_tail = NULL;
+	far = (struct tt_snapshot_unsplit){.why = TT_UNSPLIT_TOO_FAR, .start_ns = 8000, .end_ns = 24000000};
 	spikes_say(fx, &info, "  no split: its counters were read too far inside it (8.000 us after its "
 		   "start, 24.000 ms before its end)\n");
 

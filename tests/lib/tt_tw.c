@@ -251,13 +251,13 @@ void tt_tw_filtered(struct tt_tw *w, uint32_t index, uint32_t count, uint64_t mi
 void tt_tw_snapshot(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 		    const struct tt_snapshot_cut *cuts, size_t n)
 {
-	tt_tw_snapshot_split(w, info, name, cuts, n, NULL, NULL, NULL);
+	tt_tw_snapshot_split(w, info, name, cuts, n, NULL, NULL, NULL, NULL, 0);
 }
 
 void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 			  const struct tt_snapshot_cut *cuts, size_t n,
 			  const struct tt_snapshot_split *split, const struct tt_snapshot_causes *causes,
-			  const struct tt_snapshot_unsplit *unsplit)
+			  const struct tt_snapshot_unsplit *unsplit, const void *tail, size_t tail_size)
 {
 	static const char zeros[8];
 	struct tt_snapshot_info si = *info;
@@ -266,7 +266,7 @@ void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, 
 	size_t padded = (si.name_len + 7u) & ~7u;
 	uint64_t size = sizeof(si) + padded + n * sizeof(*cuts) + (split ? sizeof(*split) : 0) +
 			(split && causes ? sizeof(*causes) : 0) +
-			(split && causes && unsplit ? sizeof(*unsplit) : 0);
+			(split && causes && unsplit ? sizeof(*unsplit) + tail_size : 0);
 	tt_tw_section(w, TT_SEC_SNAPSHOT, size);
 	fwrite(&si, sizeof(si), 1, w->fp);
 	fwrite(name, 1, si.name_len, w->fp);
@@ -277,8 +277,10 @@ void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, 
 		fwrite(split, sizeof(*split), 1, w->fp);
 	if (split && causes)
 		fwrite(causes, sizeof(*causes), 1, w->fp);
-	if (split && causes && unsplit)
+	if (split && causes && unsplit) {
 		fwrite(unsplit, sizeof(*unsplit), 1, w->fp);
+		fwrite(tail, 1, tail_size, w->fp);
+	}
 	tt_tw_pad(w, size);
 }
 

@@ -95,13 +95,14 @@ void tt_tw_filtered(struct tt_tw *w, uint32_t index, uint32_t count, uint64_t mi
 void tt_tw_snapshot(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 		    const struct tt_snapshot_cut *cuts, size_t n);
 /* The same, ending with `split` (tt_snapshot_split), `causes` (tt_snapshot_causes)
- * and `unsplit` (tt_snapshot_unsplit), as this version writes it; without unsplit
+ * and `unsplit` (tt_snapshot_unsplit), then the `tail_size` bytes of `tail` (the later
+ * versions' tt_snapshot_unknown and tt_snapshot_miss, or part of them); without unsplit
  * (NULL), as the third version; without causes too, as the second; tt_tw_snapshot's
  * ends at its cuts, as the first version's. */
 void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 			  const struct tt_snapshot_cut *cuts, size_t n,
 			  const struct tt_snapshot_split *split, const struct tt_snapshot_causes *causes,
-			  const struct tt_snapshot_unsplit *unsplit);
+			  const struct tt_snapshot_unsplit *unsplit, const void *tail, size_t tail_size);
 void tt_tw_events_packed(struct tt_tw *w, uint32_t index, uint64_t first_record, uint64_t records,
 			 const uint8_t *bytes, size_t size);
 void tt_tw_thread_info(struct tt_tw *w, const struct tt_thread_info *ti, const char *name);

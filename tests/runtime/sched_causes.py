@@ -1281,12 +1281,6 @@ def snapshot_unsplit_said(label, path, why, work):
                        timeout=120)
     marks = [e.get("args", {}).get("no_split") for e in json.load(open(out))["traceEvents"]
              if e.get("name", "").startswith("spike: ")] if c.returncode == 0 else []
-    # (a snapshot keeps why, the edges and the readings nearest them, not the readings on
-    # their far sides nor the thread's wait around its start: tools/read/snapshot.c)
-    why = re.sub(r" \((?:the one before, [^)]* before it|none before it|the next, [^)]* after it|none after "
-                 r"it: a wait under way at the last is counted only as it ends)\)", "", why or "")
-    why = re.sub(r"; its thread waited [^;]* between the readings around its start(?: \(a loaded machine: "
-                 r"tt-sched, in the same process, waits for one too\))?", "", why)
     check(why and said == [why] and ("no split: %s\n" % why) in info and marks == [why],
           "%s: %s: the live log says no split because %r; spikes %r, mark %r, info %s"
           % (label, path, why, said, marks, info))

@@ -159,6 +159,9 @@ struct tt_snapshot {
 	/* Its time without switches, and why the part no reading covers is unknown; 0s
 	 * from a section without it */
 	struct tt_snapshot_unknown unknown;
+	/* The readings' far sides and the thread's wait beside why; 0s from a section
+	 * without it */
+	struct tt_snapshot_miss miss;
 	struct tt_str name;             /* the spike's scope, or the trigger's why */
 	/* of the spike, or that called tt_trigger (NULL: a thread that never recorded,
 	 * TT_SNAPSHOT_NO_THREAD, which a trigger may be) */

@@ -36,8 +36,9 @@ struct tt_an_split tt_snapshot_an_split(const struct tt_snapshot *s)
 				    s->split.unknown_ns};
 }
 
-/* What a snapshot says of its readings beside why (its readings' far sides and the
- * wait around them not kept): the edges none bounded, how late the first came. */
+/* What a snapshot says of its readings beside why: the edges none bounded, how late
+ * the first came, the readings on their far sides and the thread's wait (an earlier
+ * version's: not said). */
 static struct tt_an_miss_detail tt_snapshot_miss_detail(const struct tt_snapshot *s)
 {
 	const struct tt_snapshot_unsplit *u = &s->unsplit;
@@ -55,7 +56,10 @@ static struct tt_an_miss_detail tt_snapshot_miss_detail(const struct tt_snapshot
 	return (struct tt_an_miss_detail){
 		.edges = (flags & TT_UNSPLIT_FAR_START ? TT_AN_EDGE_START : 0u) |
 			 (flags & TT_UNSPLIT_FAR_END ? TT_AN_EDGE_END : 0u),
+		.tick = s->miss.flags & TT_MISS_TICK,
+		.before_ns = s->miss.before_ns, .after_ns = s->miss.after_ns,
 		.late_ns = late ? first - TT_COUNTERS_AFTER_NS : 0,
+		.waited_ns = s->miss.waited_ns, .over_ns = s->miss.over_ns,
 	};
 }
 
@@ -81,7 +85,7 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 		.stolen_miss = (enum tt_an_stolen_miss)TT_CAUSES_STOLEN_MISS(c->flags),
 		.miss = (enum tt_an_counters_miss)(u->why | k->why), .miss_start_ns = u->start_ns | k->start_ns,
 		.miss_end_ns = u->end_ns | k->end_ns, .miss_budget = (u->flags | k->flags) & TT_UNSPLIT_BUDGET,
-		.miss_detail = tt_snapshot_miss_detail(s),
+		.miss_blind = s->miss.flags & TT_MISS_BLIND, .miss_detail = tt_snapshot_miss_detail(s),
 		.lost = k->lost, .lost_ns = k->without_ns,
 		.covered_ns = k->without_ns ? k->without_ns - s->split.unknown_ns : 0,
 	};
@@ -246,6 +250,29 @@ static int tt_snapshot_check_unknown(struct tt_file *f, const struct tt_snapshot
 #undef TT_AT
 }
 
+/* The readings beside why: none where no why is said; a flag the format has; a far
+ * side's distance not below TT_MISS_FAR_NONE; a wait within the time it was read over. */
+static int tt_snapshot_check_miss(struct tt_file *f, bool why_said, const struct tt_snapshot_miss *m,
+				  uint64_t at)
+{
+#define TT_AT(field) (at + offsetof(struct tt_snapshot_miss, field))
+	if (!why_said && (m->flags || m->before_ns || m->after_ns || m->waited_ns || m->over_ns))
+		return TT_FAIL(f, TT_AT(flags), "SNAPSHOT says where its counters were read (flags 0x%" PRIx32
+			       ") but not why they bound nothing", m->flags);
+	const uint32_t known = TT_MISS_TICK | TT_MISS_BLIND;
+	if (m->flags & ~known || m->reserved)
+		return TT_FAIL(f, TT_AT(flags), "SNAPSHOT's readings have flags 0x%" PRIx32 " (reserved 0x%"
+			       PRIx32 "), of which 0x%" PRIx32 " alone are known", m->flags, m->reserved, known);
+	if (m->before_ns < TT_MISS_FAR_NONE || m->after_ns < TT_MISS_FAR_NONE)
+		return TT_FAIL(f, TT_AT(before_ns), "SNAPSHOT says the readings beyond its edges were %" PRId64
+			       " ns before and %" PRId64 " ns after it", m->before_ns, m->after_ns);
+	if (m->waited_ns < 0 || m->over_ns < m->waited_ns)
+		return TT_FAIL(f, TT_AT(waited_ns), "SNAPSHOT says its thread waited %" PRId64 " ns for a CPU "
+			       "in %" PRId64 " ns", m->waited_ns, m->over_ns);
+	return 0;
+#undef TT_AT
+}
+
 int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool after_process)
 {
 	if (f->snapshot)
@@ -265,11 +292,13 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	memcpy(&si, f->data + at, sizeof si);
 	uint64_t want = sizeof si + TT_PAD8(si.name_len) + (uint64_t)si.cuts * sizeof(struct tt_snapshot_cut);
 	/* (the first version's ends at its cuts: no tt_snapshot_split; the second's at it:
-	 * no tt_snapshot_causes; the third's at that: no tt_snapshot_unsplit) */
+	 * no tt_snapshot_causes; the third's at that: no tt_snapshot_unsplit; the fifth's at
+	 * tt_snapshot_unknown: no tt_snapshot_miss) */
 	uint64_t with_split = want + sizeof(struct tt_snapshot_split);
 	uint64_t with_causes = with_split + sizeof(struct tt_snapshot_causes);
 	uint64_t with_unsplit = with_causes + sizeof(struct tt_snapshot_unsplit);
 	uint64_t with_unknown = with_unsplit + sizeof(struct tt_snapshot_unknown);
+	uint64_t with_miss = with_unknown + sizeof(struct tt_snapshot_miss);
 	if (size != want && size != with_split && size != with_causes && size < with_unsplit)
 		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, but its name (%" PRIu32
 			       " bytes, padded to 8), %" PRIu32 " cuts and the rest of its split take %"
@@ -281,6 +310,7 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	struct tt_snapshot_causes causes = {0};
 	struct tt_snapshot_unsplit unsplit = {0};
 	struct tt_snapshot_unknown unknown = {0};
+	struct tt_snapshot_miss miss = {0};
 	if (size != want) {
 		memcpy(&split, f->data + at + want, sizeof split);
 		if (tt_snapshot_check_split(f, &si, &split, at + want) < 0)
@@ -301,6 +331,11 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 		if (tt_snapshot_check_unknown(f, &si, &split, &unknown, at + with_unsplit) < 0)
 			return -1;
 	}
+	if (size >= with_miss) {
+		memcpy(&miss, f->data + at + with_unknown, sizeof miss);
+		if (tt_snapshot_check_miss(f, unsplit.why || unknown.why, &miss, at + with_unknown) < 0)
+			return -1;
+	}
 	struct tt_snapshot *s = calloc(1, sizeof *s);
 	if (!s || (si.cuts && !(s->cuts = calloc(si.cuts, sizeof *s->cuts)))) {
 		free(s);
@@ -312,6 +347,7 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	s->causes = causes;
 	s->unsplit = unsplit;
 	s->unknown = unknown;
+	s->miss = miss;
 	s->at = at;
 	s->name = (struct tt_str){(const char *)f->data + at + sizeof si, si.name_len};
 	uint64_t cuts_at = at + sizeof si + TT_PAD8(si.name_len);

@@ -129,7 +129,7 @@ enum tt_an_causes_from { /* (as a snapshot says it: format.h) */
  * (tt_an_causes.miss_detail.edges) */
 #define TT_AN_EDGE_START 1u
 #define TT_AN_EDGE_END 2u
-#define TT_AN_MISS_FAR_NONE INT64_C(-1) /* (miss_detail: no reading on that side) */
+#define TT_AN_MISS_FAR_NONE TT_MISS_FAR_NONE /* (miss_detail: no reading on that side; a snapshot's too) */
 
 /* What a spike's split says beside its three parts. */
 struct tt_an_causes {
