@@ -150,39 +150,18 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		fprintf(out, ",\"end_late_ns\":%" PRId64, s->end_late_ns);
 	if (s->has_split)
 		fprintf(out, ",\"on_cpu_ns\":%" PRId64 ",\"preempted_ns\":%" PRId64
-			",\"blocked_ns\":%" PRId64 ",\"unknown_ns\":%" PRId64 ",\"causes_from\":\"%s\""
-			",\"causes_error_ns\":%" PRId64, s->split.on_cpu, s->split.preempted, s->split.blocked,
-			s->split.unknown, tt_an_causes_from_name(s->causes.from), s->causes.error_ns);
-	if (s->has_split && s->causes.wakeups_known)
-		fprintf(out, ",\"wakeup_waits_ns\":%" PRId64, s->causes.wakeups_ns);
-	if (s->has_split && s->causes.wakeups_unbounded)
-		fputs(",\"blocked_may_hold_wakeup_waits\":1", out);
-	if (s->has_split && s->causes.moved_known)
-		fprintf(out, ",\"kernel_moved_ns\":%" PRId64, s->causes.moved_ns);
-	if (s->has_split && s->causes.moved_most_ns)
-		fprintf(out, ",\"kernel_moved_at_most_ns\":%" PRId64, s->causes.moved_most_ns);
-	if (s->has_split && s->causes.cpu_ahead_most_ns)
-		fprintf(out, ",\"kernel_cpu_ahead_at_most_ns\":%" PRId64, s->causes.cpu_ahead_most_ns);
-	if (s->causes.stolen_known)
-		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
-			s->causes.stolen_error_ns);
-	else if (tt_an_stolen_unknown_text(&s->causes)) { /* (and how much of on CPU may be) */
-		fputs(",\"stolen_unknown\":", out);
-		tt__spikes_json_str(out, tt_an_stolen_unknown_text(&s->causes),
-				    strlen(tt_an_stolen_unknown_text(&s->causes)));
-		fprintf(out, ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_error_ns);
+			",\"blocked_ns\":%" PRId64 ",\"unknown_ns\":%" PRId64, s->split.on_cpu,
+			s->split.preempted, s->split.blocked, s->split.unknown);
+	/* (the keys and values `spikes --json` and the marks give) */
+	struct tt_an_arg args[TT_AN_CAUSES_ARGS];
+	size_t n = tt_an_causes_args(args, &s->causes);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, ",\"%s\":", args[i].key);
+		if (args[i].text)
+			tt__spikes_json_str(out, args[i].text, strlen(args[i].text));
+		else
+			fprintf(out, "%" PRId64, args[i].number);
 	}
-	if (s->causes.lost_ns)
-		fprintf(out, ",\"without_switches_ns\":%" PRId64 ",\"switches_lost\":%" PRIu64,
-			s->causes.lost_ns, s->causes.lost);
-	if (s->causes.faults)
-		fprintf(out, ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64 "%s",
-			s->causes.minor_faults, s->causes.major_faults,
-			s->causes.faults_at_least ? ",\"faults_at_least\":1" : "");
-	if (s->causes.faults && s->causes.faults_at_most)
-		fputs(",\"faults_at_most\":1", out);
-	if (s->causes.faults && s->causes.faults_read_ns) /* (not known in a snapshot) */
-		fprintf(out, ",\"faults_read_ns\":%" PRId64, s->causes.faults_read_ns);
 	char why[TT_AN_NO_SPLIT_TEXT];
 	if (s->has_split && tt_an_unknown_text(&s->causes, why, sizeof why)) {
 		fputs(",\"unknown_why\":", out);

@@ -57,29 +57,6 @@ enum tt_event_flags {
  * above any the kernel gives (pid_max is at most 2^22), below the frames'. */
 #define TT_STATES_TID(tid) ((uint32_t)(tid) | UINT32_C(0x40000000))
 
-/* An argument of a mark (a TT_EV_NAMED instant): a number, or a text. */
-struct tt_mark_arg {
-	const char *key;
-	const char *text; /* NULL: the argument is `number` */
-	int64_t number;
-};
-
-/* A spike's split's source and what else it says (src/common/analysis: struct
- * tt_an_causes), as mark arguments under the keys `spikes --json` gives them:
- * causes_from and causes_error_ns (with a source), wakeup_waits_ns or
- * blocked_may_hold_wakeup_waits (1) (switches: where waits for a CPU after wake-ups
- * were moved into preempted, or may be in blocked), kernel_moved_ns (where the kernel's
- * own figures put a preemption's edge elsewhere; kernel_moved_at_most_ns: may, not
- * measured; kernel_cpu_ahead_at_most_ns: its CPU time may run ahead of on CPU at
- * switches in not measured), stolen_ns and stolen_error_ns (or, where the run tells stolen time apart
- * and they are not known, stolen_unknown: why, and stolen_error_ns: all of on CPU),
- * without_switches_ns and switches_lost (its time without switches, covered from the
- * counters or unknown, and the switches the kernel lost there), minor_faults and
- * major_faults (where known; faults_at_least or faults_at_most (1) where a bound, and
- * faults_read_ns, the readings' span, with at most). How many it wrote at `args`, at most TT_CAUSES_ARGS. */
-#define TT_CAUSES_ARGS 14
-size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *c);
-
 /* One logical event, valid only during the callback. Times are nanoseconds since the
  * trace start (tt_trace.base_ns). */
 struct tt_event {
@@ -116,7 +93,7 @@ struct tt_event {
 		/* TT_EV_NAMED: its arguments up to one with no key, or NULL: none. They
 		 * (strings included) stay valid until tt_decode returns, so that a sink may
 		 * hold the event until its thread's time moves on. */
-		const struct tt_mark_arg *args;
+		const struct tt_an_arg *args;
 	};
 };
 

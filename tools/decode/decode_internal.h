@@ -53,13 +53,13 @@ struct tt_frame_series {
 
 /* An instant the decoder adds where a file says something of a thread that no record
  * says: a snapshot's spike or trigger, a window the ring cut (marks.c). */
-#define TT_MARK_ARGS (10 + TT_CAUSES_ARGS)
+#define TT_MARK_ARGS (10 + TT_AN_CAUSES_ARGS)
 struct tt_mark {
 	int64_t ts;
 	char *name;
 	char *no_split;  /* a spike's without a split: why; with one, why some is unknown (its argument's text) */
 	uint64_t offset; /* of what the file says it in */
-	struct tt_mark_arg args[TT_MARK_ARGS + 1]; /* (the last with no key) */
+	struct tt_an_arg args[TT_MARK_ARGS + 1]; /* (the last with no key) */
 	uint32_t nargs;
 };
 

@@ -36,48 +36,7 @@ static struct tt_mark *tt_mark_new(struct tt_decoder *d, const struct tt_thread 
 
 static void tt_mark_number(struct tt_mark *m, const char *key, int64_t number)
 {
-	m->args[m->nargs++] = (struct tt_mark_arg){.key = key, .number = number};
-}
-
-size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *c)
-{
-	size_t n = 0;
-	if (c->from != TT_AN_CAUSES_NONE) {
-		args[n++] = (struct tt_mark_arg){.key = "causes_from", .text = tt_an_causes_from_name(c->from)};
-		args[n++] = (struct tt_mark_arg){.key = "causes_error_ns", .number = c->error_ns};
-	}
-	if (c->wakeups_known)
-		args[n++] = (struct tt_mark_arg){.key = "wakeup_waits_ns", .number = c->wakeups_ns};
-	else if (c->wakeups_unbounded)
-		args[n++] = (struct tt_mark_arg){.key = "blocked_may_hold_wakeup_waits", .number = 1};
-	if (c->moved_known)
-		args[n++] = (struct tt_mark_arg){.key = "kernel_moved_ns", .number = c->moved_ns};
-	if (c->moved_most_ns)
-		args[n++] = (struct tt_mark_arg){.key = "kernel_moved_at_most_ns", .number = c->moved_most_ns};
-	if (c->cpu_ahead_most_ns)
-		args[n++] = (struct tt_mark_arg){.key = "kernel_cpu_ahead_at_most_ns", .number = c->cpu_ahead_most_ns};
-	if (c->stolen_known) {
-		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
-		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
-	} else if (tt_an_stolen_unknown_text(c)) { /* (and how much of on CPU may be) */
-		args[n++] = (struct tt_mark_arg){.key = "stolen_unknown", .text = tt_an_stolen_unknown_text(c)};
-		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
-	}
-	if (c->lost_ns) {
-		args[n++] = (struct tt_mark_arg){.key = "without_switches_ns", .number = c->lost_ns};
-		args[n++] = (struct tt_mark_arg){.key = "switches_lost", .number = (int64_t)c->lost};
-	}
-	if (c->faults) {
-		args[n++] = (struct tt_mark_arg){.key = "minor_faults", .number = (int64_t)c->minor_faults};
-		args[n++] = (struct tt_mark_arg){.key = "major_faults", .number = (int64_t)c->major_faults};
-		if (c->faults_at_least)
-			args[n++] = (struct tt_mark_arg){.key = "faults_at_least", .number = 1};
-		else if (c->faults_at_most)
-			args[n++] = (struct tt_mark_arg){.key = "faults_at_most", .number = 1};
-		if (c->faults_read_ns) /* (not known in a snapshot) */
-			args[n++] = (struct tt_mark_arg){.key = "faults_read_ns", .number = c->faults_read_ns};
-	}
-	return n;
+	m->args[m->nargs++] = (struct tt_an_arg){.key = key, .number = number};
 }
 
 /* Whether the scope a record opens may be the spike's: the spike's name, or a
@@ -156,7 +115,7 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	if (s->causes.flags & TT_CAUSES_END_DROPPED) /* (how much later not kept) */
 		tt_mark_number(m, "end_late_ns", -1);
 	tt_mark_number(m, "threshold_ns", si->threshold_ns);
-	m->args[m->nargs++] = (struct tt_mark_arg){.key = "threshold_from",
+	m->args[m->nargs++] = (struct tt_an_arg){.key = "threshold_from",
 						   .text = tt_snapshot_threshold_from(s)};
 	struct tt_an_causes causes = tt_snapshot_an_causes(s);
 	if (si->has_split) {
@@ -168,15 +127,15 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 		if (tt_an_unknown_text(&causes, why, sizeof why)) {
 			if (!(m->no_split = strdup(why)))
 				return -1;
-			m->args[m->nargs++] = (struct tt_mark_arg){.key = "unknown_why", .text = m->no_split};
+			m->args[m->nargs++] = (struct tt_an_arg){.key = "unknown_why", .text = m->no_split};
 		}
 	} else {
 		char why[TT_AN_NO_SPLIT_TEXT];
 		if (!(m->no_split = strdup(tt_an_no_split_text(&causes, s->thread->flags, why, sizeof why))))
 			return -1;
-		m->args[m->nargs++] = (struct tt_mark_arg){.key = "no_split", .text = m->no_split};
+		m->args[m->nargs++] = (struct tt_an_arg){.key = "no_split", .text = m->no_split};
 	}
-	m->nargs += (uint32_t)tt_mark_causes_args(m->args + m->nargs, &causes);
+	m->nargs += (uint32_t)tt_an_causes_args(m->args + m->nargs, &causes);
 	return tt_asprintf(&m->name, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt_an_fmt_ns(took, dur));
 }
 

@@ -72,10 +72,10 @@ struct tt_ps_sink {
 };
 
 /* A spike mark's arguments (convert --threshold), as a snapshot's mark has them. */
-#define TT_SPIKE_ARGS (9 + TT_CAUSES_ARGS)
+#define TT_SPIKE_ARGS (9 + TT_AN_CAUSES_ARGS)
 struct tt_spike_args {
 	struct tt_spike_args *next;
-	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
+	struct tt_an_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
 	/* without a split: why; with one leaving time unknown, why (an argument's text) */
 	char no_split[TT_AN_NO_SPLIT_TEXT];
 };
@@ -586,8 +586,8 @@ static int tt_report_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 /* A split's source and what else it says, under the keys its marks have. */
 static void tt_json_causes(cJSON *root, const struct tt_an_causes *c)
 {
-	struct tt_mark_arg args[TT_CAUSES_ARGS];
-	size_t n = tt_mark_causes_args(args, c);
+	struct tt_an_arg args[TT_AN_CAUSES_ARGS];
+	size_t n = tt_an_causes_args(args, c);
 	for (size_t i = 0; i < n; i++) {
 		if (args[i].text)
 			cJSON_AddStringToObject(root, args[i].key, args[i].text);
@@ -675,6 +675,7 @@ static int tt_spike_print(void *ctx, const struct tt_an_spike *s)
 		own.causes.miss_end_ns = said.miss_end_ns;
 		own.causes.miss_budget = said.miss_budget;
 		own.causes.miss_detail = said.miss_detail;
+		own.causes.miss_blind |= said.miss_blind;
 	}
 	const char *global_from = a->an.global_from;
 	a->an.global_from = tt_snapshot_threshold_from(snap->snapshot);
@@ -871,7 +872,7 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 		return tt_error("out of memory");
 	m->next = a->mark_args;
 	a->mark_args = m;
-	const struct tt_mark_arg args[] = {
+	const struct tt_an_arg args[] = {
 		{"dur_ns", NULL, s->dur}, {"threshold_ns", NULL, s->threshold},
 		{"threshold_from", tt_an_spike_threshold_from(s), 0}, {"on_cpu_ns", NULL, s->split.on_cpu}, {"preempted_ns", NULL, s->split.preempted},
 		{"blocked_ns", NULL, s->split.blocked}, {"unknown_ns", NULL, s->split.unknown},
@@ -879,14 +880,14 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 	size_t n = s->has_split ? sizeof args / sizeof *args : 3;
 	memcpy(m->args, args, n * sizeof *args);
 	if (s->end_late_ns)
-		m->args[n++] = (struct tt_mark_arg){"end_late_ns", NULL, s->end_late_ns};
+		m->args[n++] = (struct tt_an_arg){"end_late_ns", NULL, s->end_late_ns};
 	if (!s->has_split)
-		m->args[n++] = (struct tt_mark_arg){
+		m->args[n++] = (struct tt_an_arg){
 			"no_split", tt_an_no_split_text(&s->causes, s->thread->no_states, m->no_split,
 							 sizeof m->no_split), 0};
 	else if (tt_an_unknown_text(&s->causes, m->no_split, sizeof m->no_split))
-		m->args[n++] = (struct tt_mark_arg){"unknown_why", m->no_split, 0};
-	tt_mark_causes_args(m->args + n, &s->causes);
+		m->args[n++] = (struct tt_an_arg){"unknown_why", m->no_split, 0};
+	tt_an_causes_args(m->args + n, &s->causes);
 	struct tt_event e = {
 		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,
 		.text = text, .args = m->args,

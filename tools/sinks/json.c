@@ -225,7 +225,7 @@ static void tt_json_arg_key(struct tt_out *o, bool *open, const char *key, size_
 }
 
 /* A mark's argument (decode.h): its strings, of any length, escaped into scratch. */
-static void tt_json_mark_arg(struct tt_json *j, bool *open, const struct tt_mark_arg *a)
+static void tt_json_mark_arg(struct tt_json *j, bool *open, const struct tt_an_arg *a)
 {
 	struct tt_buf *b = &j->scratch;
 	b->len = 0;
@@ -277,7 +277,7 @@ static inline __attribute__((always_inline)) void tt_json_tail(struct tt_json *j
 			tt_json_u64(o, e->value);
 	}
 	if (__builtin_expect(tt_event_naming(e) == TT_NAMED_BY_TEXT && e->args, 0)) {
-		for (const struct tt_mark_arg *a = e->args; a->key; a++)
+		for (const struct tt_an_arg *a = e->args; a->key; a++)
 			tt_json_mark_arg(j, &open, a);
 		tt_out_reserve(o, TT_OUT_SLACK); /* (the room reserved for the event may be spent) */
 	}

@@ -454,7 +454,7 @@ static void tt_pf_number(struct tt_buf *w, struct tt_str name, unsigned kind, ui
 }
 
 /* A mark's argument (decode.h): an integer, or a string. */
-static void tt_pf_mark_arg(struct tt_buf *w, const struct tt_mark_arg *a)
+static void tt_pf_mark_arg(struct tt_buf *w, const struct tt_an_arg *a)
 {
 	size_t da = tt_pb_open(w);
 	tt_pb_bytes(w, DA_NAME, a->key, strlen(a->key));
@@ -566,7 +566,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 					s && s->arg_name.len ? s->arg_name : (struct tt_str){"arg", 3},
 				     s && s->signed_arg && !gap ? DA_INT : DA_UINT, e->value);
 		if (naming == TT_NAMED_BY_TEXT)
-			for (const struct tt_mark_arg *a = e->args; a && a->key; a++)
+			for (const struct tt_an_arg *a = e->args; a && a->key; a++)
 				tt_pf_mark_arg(w, a);
 		if (e->flags & TT_EV_UNBEGUN)
 			tt_pf_flag(w, "unbegun", 7);

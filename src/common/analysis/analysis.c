@@ -706,6 +706,47 @@ const char *tt_an_stolen_unknown_text(const struct tt_an_causes *c)
 	}
 }
 
+size_t tt_an_causes_args(struct tt_an_arg *args, const struct tt_an_causes *c)
+{
+	size_t n = 0;
+	if (c->from != TT_AN_CAUSES_NONE) {
+		args[n++] = (struct tt_an_arg){.key = "causes_from", .text = tt_an_causes_from_name(c->from)};
+		args[n++] = (struct tt_an_arg){.key = "causes_error_ns", .number = c->error_ns};
+	}
+	if (c->wakeups_known)
+		args[n++] = (struct tt_an_arg){.key = "wakeup_waits_ns", .number = c->wakeups_ns};
+	else if (c->wakeups_unbounded)
+		args[n++] = (struct tt_an_arg){.key = "blocked_may_hold_wakeup_waits", .number = 1};
+	if (c->moved_known)
+		args[n++] = (struct tt_an_arg){.key = "kernel_moved_ns", .number = c->moved_ns};
+	if (c->moved_most_ns)
+		args[n++] = (struct tt_an_arg){.key = "kernel_moved_at_most_ns", .number = c->moved_most_ns};
+	if (c->cpu_ahead_most_ns)
+		args[n++] = (struct tt_an_arg){.key = "kernel_cpu_ahead_at_most_ns", .number = c->cpu_ahead_most_ns};
+	if (c->stolen_known) {
+		args[n++] = (struct tt_an_arg){.key = "stolen_ns", .number = c->stolen_ns};
+		args[n++] = (struct tt_an_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
+	} else if (tt_an_stolen_unknown_text(c)) { /* (and how much of on CPU may be) */
+		args[n++] = (struct tt_an_arg){.key = "stolen_unknown", .text = tt_an_stolen_unknown_text(c)};
+		args[n++] = (struct tt_an_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
+	}
+	if (c->lost_ns) {
+		args[n++] = (struct tt_an_arg){.key = "without_switches_ns", .number = c->lost_ns};
+		args[n++] = (struct tt_an_arg){.key = "switches_lost", .number = (int64_t)c->lost};
+	}
+	if (c->faults) {
+		args[n++] = (struct tt_an_arg){.key = "minor_faults", .number = (int64_t)c->minor_faults};
+		args[n++] = (struct tt_an_arg){.key = "major_faults", .number = (int64_t)c->major_faults};
+		if (c->faults_at_least)
+			args[n++] = (struct tt_an_arg){.key = "faults_at_least", .number = 1};
+		else if (c->faults_at_most)
+			args[n++] = (struct tt_an_arg){.key = "faults_at_most", .number = 1};
+		if (c->faults_read_ns) /* (not known in a snapshot) */
+			args[n++] = (struct tt_an_arg){.key = "faults_read_ns", .number = c->faults_read_ns};
+	}
+	return n;
+}
+
 /* A clause: the kernel's own `figure` may count up to `most` more than the split's
  * `part` (why), each part within `error`; the next separator. */
 static const char *tt_an_print_beyond(FILE *out, const char *sep, const char *figure, int64_t most,

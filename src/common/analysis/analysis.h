@@ -250,6 +250,30 @@ const char *tt_an_causes_from_name(enum tt_an_causes_from from);
  * (c->stolen_miss), in words: "its thread's CPU time was not read after it began (...)";
  * NULL: said, or not to be told. */
 const char *tt_an_stolen_unknown_text(const struct tt_an_causes *c);
+
+/* An argument that says something of a spike (the tools' marks, `spikes --json`, the
+ * runtime's live log): a number, or a text. */
+struct tt_an_arg {
+	const char *key;
+	const char *text; /* NULL: the argument is `number` */
+	int64_t number;
+};
+
+/* A spike's split's source and what else it says (struct
+ * tt_an_causes), as arguments under the keys `spikes --json` and the marks give them:
+ * causes_from and causes_error_ns (with a source), wakeup_waits_ns or
+ * blocked_may_hold_wakeup_waits (1) (switches: where waits for a CPU after wake-ups
+ * were moved into preempted, or may be in blocked), kernel_moved_ns (where the kernel's
+ * own figures put a preemption's edge elsewhere; kernel_moved_at_most_ns: may, not
+ * measured; kernel_cpu_ahead_at_most_ns: its CPU time may run ahead of on CPU at
+ * switches in not measured), stolen_ns and stolen_error_ns (or, where the run tells stolen time apart
+ * and they are not known, stolen_unknown: why, and stolen_error_ns: all of on CPU),
+ * without_switches_ns and switches_lost (its time without switches, covered from the
+ * counters or unknown, and the switches the kernel lost there), minor_faults and
+ * major_faults (where known; faults_at_least or faults_at_most (1) where a bound, and
+ * faults_read_ns, the readings' span, with at most). How many it wrote at `args`, at most TT_AN_CAUSES_ARGS. */
+#define TT_AN_CAUSES_ARGS 14
+size_t tt_an_causes_args(struct tt_an_arg *args, const struct tt_an_causes *c);
 /* The line under a split (at `indent`) that says what else its causes tell: the
  * source and resolution of an approximate split, the time stolen (or why not), the
  * page faults; nothing where they tell nothing. */
