@@ -956,10 +956,19 @@ static void test_unsplit_said(void **state)
 	const uint64_t miss_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 + sizeof(struct tt_snapshot_cut) +
 				 sizeof(struct tt_snapshot_split) + sizeof(struct tt_snapshot_causes) +
 				 sizeof(struct tt_snapshot_unsplit) + sizeof(struct tt_snapshot_unknown);
-	tail.miss.waited_ns = 11000000;
+	tail.miss.over_ns = -1;
 	save(fx->in, &info, "work", true);
 	expect_refused_file(fx, miss_at + offsetof(struct tt_snapshot_miss, waited_ns), "SNAPSHOT says its "
-			    "thread waited 11000000 ns for a CPU in 10000000 ns");
+			    "thread waited 3000000 ns for a CPU in -1 ns");
+	/* a wait counted whole as it ends, begun before the first reading: longer than
+	 * the time between the two, said so (outside recheck r47 F5) */
+	tail.miss.over_ns = 2000000;
+	spikes_say(fx, &info, "  no split: no counters reading near its start: the first inside it 9.000 ms "
+		   "after its start (none before it); its thread's waits for a CPU that ended in the 2.000 ms "
+		   "between the readings around its start came to 3.000 ms (a wait is counted whole as it ends: "
+		   "some began before the first; a loaded machine: tt-sched, in the same process, waits for one "
+		   "too); its thread recorded more than tt-sched's share let it follow, its scopes not known from "
+		   "then on: it was read blind, each 2 to 8 ms (info says which threads)\n");
 	tail.miss.waited_ns = 0;
 	tail.miss.after_ns = -2;
 	save(fx->in, &info, "work", true);

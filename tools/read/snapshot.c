@@ -251,7 +251,9 @@ static int tt_snapshot_check_unknown(struct tt_file *f, const struct tt_snapshot
 }
 
 /* The readings beside why: none where no why is said; a flag the format has; a far
- * side's distance not below TT_MISS_FAR_NONE; a wait within the time it was read over. */
+ * side's distance not below TT_MISS_FAR_NONE; a wait not below 0, read over a time
+ * (the kernel counts a wait whole as it ends: one begun before the first reading may
+ * make it longer than that time). */
 static int tt_snapshot_check_miss(struct tt_file *f, bool why_said, const struct tt_snapshot_miss *m,
 				  uint64_t at)
 {
@@ -266,7 +268,7 @@ static int tt_snapshot_check_miss(struct tt_file *f, bool why_said, const struct
 	if (m->before_ns < TT_MISS_FAR_NONE || m->after_ns < TT_MISS_FAR_NONE)
 		return TT_FAIL(f, TT_AT(before_ns), "SNAPSHOT says the readings beyond its edges were %" PRId64
 			       " ns before and %" PRId64 " ns after it", m->before_ns, m->after_ns);
-	if (m->waited_ns < 0 || m->over_ns < m->waited_ns)
+	if (m->waited_ns < 0 || m->over_ns < 0 || (m->waited_ns && !m->over_ns))
 		return TT_FAIL(f, TT_AT(waited_ns), "SNAPSHOT says its thread waited %" PRId64 " ns for a CPU "
 			       "in %" PRId64 " ns", m->waited_ns, m->over_ns);
 	return 0;

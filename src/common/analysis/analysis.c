@@ -643,12 +643,22 @@ static int tt_an_miss_text(const struct tt_an_causes *c, char *buf, size_t cap)
 				       "the %s tt-sched reads a scope open at",
 				       tt_an_fmt_ns(a, d->late_ns + TT_COUNTERS_AFTER_NS), tt_an_fmt_ns(b, d->late_ns),
 				       tt_an_fmt_ns(t, TT_COUNTERS_AFTER_NS));
-		if (d->over_ns > 0 && !d->tick && (c->miss == TT_AN_MISS_NOT_INSIDE || (d->edges & TT_AN_EDGE_START)))
-			tt_an_add_text(buf, cap, &n, "; its thread waited %s for a CPU in the %s between the "
-				       "readings around its start%s", tt_an_fmt_ns(a, d->waited_ns),
-				       tt_an_fmt_ns(b, d->over_ns),
-				       4 * d->waited_ns >= d->over_ns ? " (a loaded machine: tt-sched, in the same "
-								       "process, waits for one too)" : "");
+		/* (a wait is counted whole as it ends: one begun before the first reading can
+		 * make them longer than the time between the two: outside recheck r47 F5) */
+		if (d->over_ns > 0 && !d->tick && (c->miss == TT_AN_MISS_NOT_INSIDE || (d->edges & TT_AN_EDGE_START))) {
+			const char *loaded = 4 * d->waited_ns >= d->over_ns ? "a loaded machine: tt-sched, in the same "
+									 "process, waits for one too" : NULL;
+			if (d->waited_ns > d->over_ns)
+				tt_an_add_text(buf, cap, &n, "; its thread's waits for a CPU that ended in the %s between "
+					       "the readings around its start came to %s (a wait is counted whole as it "
+					       "ends: some began before the first; %s)", tt_an_fmt_ns(b, d->over_ns),
+					       tt_an_fmt_ns(a, d->waited_ns), loaded);
+			else
+				tt_an_add_text(buf, cap, &n, "; its thread waited %s for a CPU in the %s between the "
+					       "readings around its start%s%s%s", tt_an_fmt_ns(a, d->waited_ns),
+					       tt_an_fmt_ns(b, d->over_ns), loaded ? " (" : "", loaded ? loaded : "",
+					       loaded ? ")" : "");
+		}
 		break;
 	case TT_AN_MISS_NEVER_READ:
 		return snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
