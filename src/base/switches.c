@@ -52,7 +52,7 @@ static void *tt__switches_ring(int tid, size_t data_pages, size_t *size, int *er
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 	};
-	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = tt_os_perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	*denied = fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOMEM;
 	*err = fd < 0 ? -errno : 0;
 	if (fd < 0)

@@ -647,6 +647,15 @@ int tt_os_counters_read_other(uint32_t tid, struct tt_schedstat_sample *out);
 /* Whether the system accounts stolen time (format.h: TT_SCHEDSTAT_STEAL; Linux:
  * /proc/stat's steal above zero; Windows does not say: 0). */
 int tt_os_steal_accounted(void);
+#ifndef _WIN32
+/* perf_event_open(2) with its arguments (`attr` a struct perf_event_attr): a descriptor,
+ * or -1 and errno; EPERM without asking where a seccomp filter kills the process for
+ * asking (systemd's SystemCallFilter=, whose default action is SIGSYS, not an error):
+ * found once, by a child that shares the filter and the memory (clone, CLONE_VFORK,
+ * no SIGCHLD) asking first, where the process runs under a filter at all
+ * (PR_GET_SECCOMP). */
+int tt_os_perf_event_open(void *attr, int tid, int cpu, int group, unsigned long flags);
+#endif
 
 /* ---- the process ---- */
 

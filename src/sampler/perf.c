@@ -68,12 +68,12 @@ static void fill_attr(const struct tt_profile *p, size_t data_size, struct perf_
 
 static int open_event(struct perf_event_attr *a, pid_t tid, int cpu, bool hardware)
 {
-	int fd = (int)syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = tt_os_perf_event_open(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL && a->inherit_thread) {
 		/* Before Linux 5.13 there is no inherit_thread: child processes inherit
 		 * too, the lesser evil than not sampling new threads. */
 		a->inherit_thread = 0;
-		fd = (int)syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = tt_os_perf_event_open(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd >= 0)
 		return fd;

@@ -99,6 +99,8 @@
  *              each 10 ms of its CPU time (wake-ups of its own between readings)
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
+ *   seccomp-kill [WHAT]  the same, the filter killing the process that asks (SIGSYS:
+ *              systemd's SystemCallFilter= default action) instead
  *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC;
  *              then the program again, under it)
  *
@@ -1012,13 +1014,14 @@ static void sparse(void)
 	threads_then_cpu(SPARSE_THREADS, sparse_thread);
 }
 
-/* perf_event_open fails with EACCES from now on, in every thread of the process. */
-static void deny_perf(void)
+/* perf_event_open fails with EACCES from now on, in every thread of the process, or
+ * (`kill`) kills the process that calls it. */
+static void deny_perf(int kill)
 {
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 13 /* EACCES */),
+		BPF_STMT(BPF_RET | BPF_K, kill ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | 13 /* EACCES */),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
@@ -1288,11 +1291,11 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
 	main_began_ns = now_ns(CLOCK_MONOTONIC);
-	if (strcmp(what, "seccomp") == 0) {
+	if (strcmp(what, "seccomp") == 0 || strcmp(what, "seccomp-kill") == 0) {
 		/* As a sandbox set up before the program runs: the filter first, then this
 		 * program again (the system call, not ticktrace's execve, which would end this
 		 * image's run in the same file), whose ticktrace starts under it. */
-		deny_perf();
+		deny_perf(strcmp(what, "seccomp-kill") == 0);
 		char *again[] = {argv[0], "seccomp-denied", argc > 2 ? argv[2] : "sleep", NULL};
 		syscall(SYS_execve, "/proc/self/exe", again, environ);
 		perror("sched_causes_prog: execve");
@@ -1395,7 +1398,7 @@ int main(int argc, char **argv)
 		flatout(argv[2]);
 	} else {
 		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|heavy|hang|pingpong N M|short|crowd|burst|hundred|oneby|sparse|crowdfork|afterfree|"
-			"lastscope|seccomp|snapshots TABLE|"
+			"lastscope|seccomp|seccomp-kill|snapshots TABLE|"
 			"snapcap|flatout TABLE|fullbuf MS|fullwoken MS\n");
 		return 2;
 	}

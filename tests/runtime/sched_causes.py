@@ -379,6 +379,26 @@ def counters_agree(k, sp, label, read_late=False):
           % (name, dur, on, pre, blk, err, k["wall_ns"], k["run_ns"], k["wait_ns"]))
 
 
+def killed_for_asking(tmp):
+    """A seccomp filter that kills the process asking for perf events (SIGSYS: systemd's
+    SystemCallFilter= default action, not an error): the program runs as without
+    ticktrace, its threads' states refused as the filter allows no other answer (EPERM),
+    its spike split from the counters where they were read (a 3 ms sleep may not be: as
+    refused() allows) (outside recheck r47 F7: the README's program died before main,
+    saying nothing)."""
+    kernel, spikes, err, out = run(tmp, "seccomp-kill", args=("sleep",))
+    flags, has_sched = thread_flags(out)
+    check(not has_sched and flags and not any(f & ttr.THREAD_SCHED for f in flags.values()),
+          "seccomp-kill: states in a run the filter kills for asking: %s" % flags)
+    check("for Operation not permitted" in err,
+          "seccomp-kill: the run does not say perf was not permitted: %s" % err)
+    sp = [spike_of(spikes, k) for k in kernel]
+    check(sp and all(s and (s.get("causes_from") == "schedstat" or (s["dur_ns"] < 5 * MS and s.get("no_split")))
+                     for s in sp), "seccomp-kill: a spike neither split from the counters nor said why: %s" % spikes)
+    print("seccomp-kill: ran, states refused (EPERM), its spikes: %s"
+          % [s.get("causes_from") or s.get("no_split") for s in sp])
+
+
 def refused(tmp, user=None):
     """perf_event_open denied by seccomp (EACCES, as perf_event_paranoid 3 refuses it):
     one line that says so and what stands in; no switches in the file; every planted
@@ -2195,6 +2215,7 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         causes(tmp)
         consumers(tmp)
+        killed_for_asking(tmp)
         refused(tmp)
         refused_short(tmp)
         budget(tmp)
