@@ -477,11 +477,9 @@ static void tt__counters_read(struct tt__slot *slot)
 		c->gone = 1; /* (its /proc files are gone: it exited) */
 		return;
 	}
-	struct tt_schedstat_sample reading = {0};
-	if (c->n) {
-		reading.minflt = c->at[c->n - 1].minflt;
-		reading.majflt = c->at[c->n - 1].majflt;
-	}
+	/* (what a reading may leave as the last one had it: its faults, and its wait and
+	 * timeslices where it did not run since) */
+	struct tt_schedstat_sample reading = c->n ? c->at[c->n - 1] : (struct tt_schedstat_sample){0};
 	uint64_t process_faults = tt__counters_process_faults();
 	int faults = !c->n || !process_faults || process_faults != c->faults_seen;
 	if (tt_os_counters_read(&c->files, &reading, faults, c->n ? c->at[c->n - 1].run_ns : 0) == 0) {
