@@ -66,7 +66,8 @@ struct tt_mark_arg {
 
 /* A spike's split's source and what else it says (src/common/analysis: struct
  * tt_an_causes), as mark arguments under the keys `spikes --json` gives them:
- * causes_from and causes_error_ns (with a source), wakeup_waits_ns or
+ * causes_from and causes_error_ns (with a source; tick_ns and tick_behind_ns where its
+ * thread's CPU time moves in steps of the system's tick, the error holding that), wakeup_waits_ns or
  * blocked_may_hold_wakeup_waits (1) (switches: where waits for a CPU after wake-ups
  * were moved into preempted, or may be in blocked), kernel_moved_ns (where the kernel's
  * own figures put a preemption's edge elsewhere; kernel_moved_at_most_ns: may, not
@@ -77,7 +78,7 @@ struct tt_mark_arg {
  * counters or unknown, and the switches the kernel lost there), minor_faults and
  * major_faults (where known; faults_at_least or faults_at_most (1) where a bound, and
  * faults_read_ns, the readings' span, with at most). How many it wrote at `args`, at most TT_CAUSES_ARGS. */
-#define TT_CAUSES_ARGS 14
+#define TT_CAUSES_ARGS 16
 size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *c);
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the

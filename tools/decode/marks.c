@@ -45,6 +45,10 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 	if (c->from != TT_AN_CAUSES_NONE) {
 		args[n++] = (struct tt_mark_arg){.key = "causes_from", .text = tt_an_causes_from_name(c->from)};
 		args[n++] = (struct tt_mark_arg){.key = "causes_error_ns", .number = c->error_ns};
+		if (c->tick_ns) { /* (what error_ns holds of the CPU time's steps) */
+			args[n++] = (struct tt_mark_arg){.key = "tick_ns", .number = c->tick_ns};
+			args[n++] = (struct tt_mark_arg){.key = "tick_behind_ns", .number = c->tick_behind_ns};
+		}
 	}
 	if (c->wakeups_known)
 		args[n++] = (struct tt_mark_arg){.key = "wakeup_waits_ns", .number = c->wakeups_ns};
