@@ -640,7 +640,8 @@ enum tt_schedstat_flags {
 	 * preempted and blocked. */
 	TT_SCHEDSTAT_RUN_ONLY = 1u << 1,
 	/* run_ns moves in steps of the system's tick (Windows' thread times): each value
-	 * may be behind by up to TT_SCHEDSTAT_TICK_NS, the default tick (Wine's: 10 ms). */
+	 * may be behind by up to a tick, the MACHINE section's (TT_MACHINE_TICK), or
+	 * without it TT_SCHEDSTAT_TICK_NS, Windows' default. */
 	TT_SCHEDSTAT_TICK_STEPS = 1u << 2,
 	/* With TT_SCHEDSTAT_RUN_ONLY: timeslices holds the thread's context switches so
 	 * far (Windows: SYSTEM_THREAD_INFORMATION's ContextSwitches, which
@@ -748,7 +749,7 @@ _Static_assert(sizeof(struct tt_clock_reading) == 48, "clock reading layout");
  * The first 24 bytes were the section's first version (time namespaces alone). */
 struct tt_machine_info {
 	uint32_t flags; /* enum tt_machine_flags; readers ignore those they do not know */
-	uint32_t reserved;
+	uint32_t tick_ns; /* TT_MACHINE_TICK: the step the threads' CPU times move by (below) */
 	int64_t timens_monotonic_ns; /* the namespace's CLOCK_MONOTONIC less the machine's */
 	int64_t timens_boottime_ns;  /* the same for CLOCK_BOOTTIME */
 	/* /proc/sys/kernel/random/boot_id and /etc/machine-id as 16 bytes each (the
@@ -780,6 +781,16 @@ enum tt_machine_flags {
 	 * (GetSystemTimePreciseAsFileTime: tai_ns is realtime_ns, state -1, no error
 	 * estimate), and it has no machine, boot id or time namespace to read. */
 	TT_MACHINE_WINDOWS = 1u << 3,
+	/* tick_ns (0 without the flag) is the step the thread times (TT_SCHEDSTAT_TICK_STEPS)
+	 * moved by, as the runtime found them: the greatest divisor of every user and
+	 * kernel time it read, 1 ms or more (Windows' tick, 15.625 ms as it starts; Wine's,
+	 * its Linux's USER_HZ, 10 ms, where GetSystemTimeAdjustment says 15.625 too). Each
+	 * value is up to a tick behind the thread's CPU time; without the flag (a file
+	 * before it, or no step read), up to TT_SCHEDSTAT_TICK_NS. */
+	TT_MACHINE_TICK = 1u << 4,
+	/* With TT_MACHINE_TICK: the user and kernel times are each cut to the tick (Wine:
+	 * Linux's utime and stime), so their sum is up to two ticks behind. */
+	TT_MACHINE_TICK_EACH = 1u << 5,
 };
 
 /* Why a snapshot was written. */

@@ -587,6 +587,11 @@ int tt_os_clock_by_tsc(void);
  * its boot id and machine id (16 bytes each, left 0 where they do not read as 32
  * hexadecimal digits); Windows says none of them. */
 void tt_os_machine_ids(struct tt_machine_info *machine);
+/* The step the threads' CPU times moved by, as found in those read so far (Windows' thread
+ * times, in ticks: the greatest divisor of all, 1 ms or more), into `machine`'s tick_ns
+ * with TT_MACHINE_TICK (and TT_MACHINE_TICK_EACH under Wine, whose user and kernel
+ * times are each cut to a tick); Linux's, exact, none. */
+void tt_os_machine_tick(struct tt_machine_info *machine);
 
 /* Calls crashed(cause) once when the process dies of a fault nobody handles (a fatal
  * signal: its number, Windows' abort() as Linux's SIGABRT, 6; an unhandled exception: its code, 0xC0000005 for an access

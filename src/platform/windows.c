@@ -1315,10 +1315,43 @@ int64_t tt_os_file_clock_ns(void)
 	return tt_os_unix_ns(now) - 16000000;
 }
 
-/* FILETIME's 100 ns units as nanoseconds. */
+/* The greatest divisor of every thread time read, in 100 ns (0: none read yet): the
+ * step the system's tick moves them by, or a multiple of it while few were read.
+ * Neither the system's word serves: under Wine GetSystemTimeAdjustment says 15.625 ms
+ * and NtQueryTimerResolution 1 ms, where its thread times, Linux's utime and stime,
+ * move by 10 ms. */
+static uint64_t tt_os_times_step;
+
+static uint64_t tt_os_gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t r = a % b;
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/* FILETIME's 100 ns units. */
+static uint64_t tt_os_filetime_units(FILETIME t)
+{
+	return (uint64_t)t.dwHighDateTime << 32 | t.dwLowDateTime;
+}
+
+/* ... as nanoseconds. */
 static int64_t tt_os_filetime_ns(FILETIME t)
 {
-	return (int64_t)((uint64_t)t.dwHighDateTime << 32 | t.dwLowDateTime) * 100;
+	return (int64_t)tt_os_filetime_units(t) * 100;
+}
+
+static void tt_os_times_seen(FILETIME kernel, FILETIME user)
+{
+	uint64_t seen = tt_os_gcd(tt_os_filetime_units(kernel), tt_os_filetime_units(user));
+	uint64_t was = __atomic_load_n(&tt_os_times_step, __ATOMIC_RELAXED), step;
+	do
+		step = tt_os_gcd(was, seen);
+	while (step != was && !__atomic_compare_exchange_n(&tt_os_times_step, &was, step, false,
+							   __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
 int64_t tt_os_thread_cpu_ns(void)
@@ -1346,6 +1379,7 @@ int64_t tt_os_thread_cpu_ns_of(uintptr_t thread)
 	FILETIME created, exited, kernel, user;
 	if (!GetThreadTimes((HANDLE)thread, &created, &exited, &kernel, &user))
 		return -1;
+	tt_os_times_seen(kernel, user);
 	return tt_os_filetime_ns(kernel) + tt_os_filetime_ns(user);
 }
 
@@ -1373,6 +1407,17 @@ int tt_os_clock_by_tsc(void)
 void tt_os_machine_ids(struct tt_machine_info *machine)
 {
 	(void)machine;
+}
+
+void tt_os_machine_tick(struct tt_machine_info *machine)
+{
+	uint64_t ns = __atomic_load_n(&tt_os_times_step, __ATOMIC_RELAXED) * 100;
+	if (ns < 1000000 || ns > UINT32_MAX) /* (finer: not a tick's steps) */
+		return;
+	machine->tick_ns = (uint32_t)ns;
+	machine->flags |= TT_MACHINE_TICK;
+	if (GetProcAddress(GetModuleHandleA("ntdll.dll"), "wine_get_version"))
+		machine->flags |= TT_MACHINE_TICK_EACH;
 }
 
 static void (*tt_os_crashed)(uint32_t cause);

@@ -21,14 +21,25 @@ struct tt__nt_profile {
 	uint64_t cpu_start_ns; /* the process's CPU time at tt_profile_start */
 };
 
+/* A thread the sampler thread samples (suspend.c). */
+#define TT__SUSPEND_REGS 18
+struct tt__suspend_target {
+	void *thread;          /* its handle */
+	uint64_t sampled_ns;   /* its CPU time sampled for so far */
+	uint64_t seen_ns;      /* its CPU time as last read */
+	uint64_t cpu_start_ns; /* its CPU time at tt_profile_start */
+	uint64_t regs[TT__SUSPEND_REGS]; /* its registers as last suspended */
+	uint64_t regs_cpu_ns;  /* its CPU time as read then */
+	uint32_t stopped_ticks; /* found waiting in the kernel: ticks till it is looked at
+	                         * again (its CPU time unmoved; 0: not waiting) */
+	uint32_t waited_ticks;  /* of them, gone */
+};
+
 /* The sampler thread's (suspend.c): the threads it samples, each suspended in turn. */
 struct tt__suspend {
 	void *thread;           /* the sampler thread, while started */
 	void *quit;             /* an event that stops it */
-	void **targets;         /* thread handles */
-	uint64_t *sampled_ns;   /* each target's CPU time sampled for so far */
-	uint64_t *seen_ns;      /* each target's CPU time as last read */
-	uint64_t *cpu_start_ns; /* each target's CPU time at tt_profile_start */
+	struct tt__suspend_target *targets;
 	size_t ntargets;
 	uint32_t wait_ms;       /* between ticks */
 };

@@ -5,11 +5,18 @@
  * thread that does not run is not sampled, so the samples are of time on CPU, as the
  * kernel's are. A thread's CPU time moves in steps of the system's tick (10 to 16 ms;
  * QueryThreadCycleTime, finer, fails under Wine): the samples a step owes are taken
- * at the ticks after it, up to TT__OWED_MAX_NS of them late. While a thread is
- * suspended the sampler takes no lock and allocates nothing: the suspended thread may
- * hold the heap's. */
+ * at the ticks after it, up to TT__OWED_MAX_NS of them late. A thread found twice in a
+ * row in the same system call (just after ntdll's `syscall`), its registers and its
+ * CPU time as they were, waits in the kernel: what it still owes it ran before, and is
+ * taken as it runs again, where it runs; it is suspended seldom meanwhile
+ * (TT__STOPPED_TICKS). Under Wine a suspend is a signal the thread handles itself, which costs it
+ * CPU time (0.1 to 0.3 ms each, measured): suspended each tick while it owed samples,
+ * a thread asleep was charged for its own samples, which owed it more (160 ms of a
+ * 500 ms sleep, in a CI run). While a thread is suspended the sampler takes no lock and
+ * allocates nothing: the suspended thread may hold the heap's. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <windows.h>
 #include <tlhelp32.h>
 
@@ -20,6 +27,13 @@
  * is given up (the effective interval says so), not sampled after the thread stopped. */
 #define TT__OWED_MAX_NS (20 * 1000000ull)
 
+/* A thread found waiting is looked at again as its CPU time moves, or after 2 ticks,
+ * then 4, up to 128 while it is found waiting: a thread that waits at one call again
+ * and again (polling, a server call of Wine's) runs between, less than a step of its
+ * CPU time maybe, and is sampled there; one asleep is suspended 10 times a second. */
+#define TT__STOPPED_TICKS 2
+#define TT__STOPPED_TICKS_MAX 128
+
 static uint64_t tt__thread_cpu_ns(HANDLE thread)
 {
 	int64_t ns = tt_os_thread_cpu_ns_of((uintptr_t)thread);
@@ -29,13 +43,9 @@ static uint64_t tt__thread_cpu_ns(HANDLE thread)
 static void tt__targets_close(struct tt__suspend *s)
 {
 	for (size_t i = 0; i < s->ntargets; i++)
-		CloseHandle(s->targets[i]);
+		CloseHandle(s->targets[i].thread);
 	free(s->targets);
-	free(s->sampled_ns);
-	free(s->seen_ns);
-	free(s->cpu_start_ns);
 	s->targets = NULL;
-	s->sampled_ns = s->seen_ns = s->cpu_start_ns = NULL;
 	s->ntargets = 0;
 }
 
@@ -45,29 +55,19 @@ static int tt__target_add(struct tt__suspend *s, DWORD tid, size_t *cap)
 {
 	if (s->ntargets == *cap) {
 		size_t grown = *cap ? 2 * *cap : 8;
-		void **targets = realloc(s->targets, grown * sizeof(*targets));
-		if (targets)
-			s->targets = targets;
-		uint64_t *sampled = targets ? realloc(s->sampled_ns, grown * sizeof(*sampled)) : NULL;
-		if (sampled)
-			s->sampled_ns = sampled;
-		uint64_t *seen = sampled ? realloc(s->seen_ns, grown * sizeof(*seen)) : NULL;
-		if (seen)
-			s->seen_ns = seen;
-		uint64_t *cpu = seen ? realloc(s->cpu_start_ns, grown * sizeof(*cpu)) : NULL;
-		if (!cpu)
+		struct tt__suspend_target *targets = realloc(s->targets, grown * sizeof(*targets));
+		if (!targets)
 			return -ENOMEM;
-		s->cpu_start_ns = cpu;
+		s->targets = targets;
 		*cap = grown;
 	}
 	HANDLE h = OpenThread(THREAD_SUSPEND_RESUME | THREAD_GET_CONTEXT | THREAD_QUERY_INFORMATION,
 			      FALSE, tid);
 	if (!h)
 		return -ESRCH;
-	s->targets[s->ntargets] = h;
-	s->cpu_start_ns[s->ntargets] = s->sampled_ns[s->ntargets] = s->seen_ns[s->ntargets] =
-		tt__thread_cpu_ns(h);
-	s->ntargets++;
+	uint64_t cpu = tt__thread_cpu_ns(h);
+	s->targets[s->ntargets++] = (struct tt__suspend_target){
+		.thread = h, .sampled_ns = cpu, .seen_ns = cpu, .cpu_start_ns = cpu};
 	return 0;
 }
 
@@ -93,28 +93,64 @@ static int tt__targets_open(struct tt_profile *p)
 	return rc == -ENOMEM ? rc : 0;
 }
 
+/* Whether a thread's registers are those it was last suspended with (these kept for
+ * the next): it ran no instruction since, or came back to where it was. */
+static bool tt__regs_same(struct tt__suspend_target *t, const CONTEXT *c)
+{
+	const uint64_t regs[TT__SUSPEND_REGS] = {
+		c->Rip, c->Rsp, c->Rbp, c->EFlags, c->Rax, c->Rbx, c->Rcx, c->Rdx, c->Rsi,
+		c->Rdi, c->R8,  c->R9,  c->R10,    c->R11, c->R12, c->R13, c->R14, c->R15};
+	bool same = memcmp(regs, t->regs, sizeof regs) == 0;
+	memcpy(t->regs, regs, sizeof regs);
+	return same;
+}
+
+/* Whether a thread suspended at `rip` is in a system call: just after a `syscall`
+ * instruction (0F 05), where ntdll's stubs leave it, Windows' and Wine's alike. */
+static bool tt__in_syscall(uintptr_t rip)
+{
+	unsigned char code[2];
+	SIZE_T got = 0;
+	return ReadProcessMemory(GetCurrentProcess(), (const void *)(rip - 2), code, sizeof code, &got) &&
+	       got == sizeof code && code[0] == 0x0f && code[1] == 0x05;
+}
+
 static DWORD WINAPI tt__sampler_main(void *arg)
 {
 	struct tt_profile *p = arg;
 	struct tt__suspend *s = &p->u.suspend;
 	while (WaitForSingleObject(s->quit, s->wait_ms) == WAIT_TIMEOUT) {
 		for (size_t i = 0; i < s->ntargets; i++) {
-			HANDLE h = s->targets[i];
-			uint64_t cpu = tt__thread_cpu_ns(h);
-			if (cpu > s->seen_ns[i])
-				s->seen_ns[i] = cpu;
-			if (cpu < s->sampled_ns[i] + p->interval)
+			struct tt__suspend_target *t = &s->targets[i];
+			uint64_t cpu = tt__thread_cpu_ns(t->thread);
+			if (cpu > t->seen_ns)
+				t->seen_ns = cpu;
+			if (cpu < t->sampled_ns + p->interval)
 				continue; /* it did not run an interval since its last sample */
-			s->sampled_ns[i] = cpu - s->sampled_ns[i] > TT__OWED_MAX_NS
-						   ? cpu - TT__OWED_MAX_NS + p->interval
-						   : s->sampled_ns[i] + p->interval;
-			if (SuspendThread(h) == (DWORD)-1)
+			if (t->stopped_ticks && cpu == t->regs_cpu_ns && ++t->waited_ticks < t->stopped_ticks)
+				continue; /* it waits still, it seems */
+			uint64_t owed = cpu - t->sampled_ns < TT__OWED_MAX_NS ? cpu - t->sampled_ns
+									    : TT__OWED_MAX_NS;
+			t->sampled_ns = cpu - owed + p->interval;
+			if (SuspendThread(t->thread) == (DWORD)-1)
 				continue; /* exited */
-			CONTEXT ctx = {.ContextFlags = CONTEXT_CONTROL};
-			BOOL got = GetThreadContext(h, &ctx); /* (waits until it is suspended) */
-			ResumeThread(h);
-			if (got)
+			CONTEXT ctx = {.ContextFlags = CONTEXT_CONTROL | CONTEXT_INTEGER};
+			BOOL got = GetThreadContext(t->thread, &ctx); /* (waits until it is suspended) */
+			ResumeThread(t->thread);
+			if (!got)
+				continue;
+			bool moved = cpu != t->regs_cpu_ns;
+			t->regs_cpu_ns = cpu;
+			t->waited_ticks = 0;
+			if (tt__regs_same(t, &ctx) && !moved && tt__in_syscall((uintptr_t)ctx.Rip)) {
+				t->sampled_ns = cpu - owed; /* (still owed) */
+				t->stopped_ticks = t->stopped_ticks ? 2 * t->stopped_ticks : TT__STOPPED_TICKS;
+				if (t->stopped_ticks > TT__STOPPED_TICKS_MAX)
+					t->stopped_ticks = TT__STOPPED_TICKS_MAX;
+			} else {
+				t->stopped_ticks = 0;
 				tt__profile_account(p, (uintptr_t)ctx.Rip);
+			}
 		}
 	}
 	return 0;
@@ -153,8 +189,9 @@ static uint64_t tt__window_cpu_ns(const struct tt__suspend *s)
 {
 	uint64_t ns = 0;
 	for (size_t i = 0; i < s->ntargets; i++) {
-		uint64_t now = tt__thread_cpu_ns(s->targets[i]);
-		ns += (now > s->seen_ns[i] ? now : s->seen_ns[i]) - s->cpu_start_ns[i];
+		const struct tt__suspend_target *t = &s->targets[i];
+		uint64_t now = tt__thread_cpu_ns(t->thread);
+		ns += (now > t->seen_ns ? now : t->seen_ns) - t->cpu_start_ns;
 	}
 	return ns;
 }

@@ -46,6 +46,7 @@ void tt__out_machine(struct tt__out *out, const struct tt_machine_info *at_start
 	tt_os_anchor(&now);
 	tt_os_clock_reading(&now, &machine.written);
 	machine.flags |= TT_MACHINE_WRITTEN_CLOCK;
+	tt_os_machine_tick(&machine); /* (as found so far) */
 	tt__out_section(out, TT_SEC_MACHINE, sizeof machine);
 	tt__out(out, &machine, sizeof machine);
 	tt__out_pad(out, sizeof machine);

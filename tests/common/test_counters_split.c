@@ -65,6 +65,8 @@ static struct {
 
 /* Its readings' other flags: a Windows thread's (TT_SCHEDSTAT_RUN_ONLY, _TICK_STEPS). */
 static uint32_t windows;
+/* Its run's MACHINE section (the thread times' tick: TT_MACHINE_TICK). */
+static struct tt_machine_info machine;
 
 static struct tt_schedstat_sample reading(const struct life *l, struct moments m)
 {
@@ -157,6 +159,7 @@ static struct tt_an_spike spike_read(const struct life *l, int64_t start, int64_
 		assert_int_equal(tt_an_thread_counters(&th, r, (size_t)n, (switches ? TT_SCHEDSTAT_STEAL : 0) | own | windows,
 							       0),
 				 0);
+	tt_an_thread_tick(&th, &machine);
 	assert_int_equal(tt_an_scope_open(&th, KEY, start), 0);
 	assert_int_equal(tt_an_scope_close(&th, end), 0);
 	tt_an_thread_free(&th);
@@ -548,6 +551,56 @@ static void test_tick_steps_bound_blocked(void **state)
 			    "its thread's CPU time moves in steps of the system's tick (each value up to 15.625 ms "
 			    "behind): the readings nearest its edges (130.000 ms from its start, 38.060 ms from its "
 			    "end) bound its time on CPU no closer than that, half its length or more");
+}
+
+/* The same, its run's tick as the runtime found it (TT_MACHINE_TICK): Wine's 10 ms, its
+ * user and kernel times each cut to one (TT_MACHINE_TICK_EACH), so each value up to
+ * 20 ms behind, where without the flag Windows' 15.625 ms bounds it; 12.5 ms on
+ * Windows, one step behind. The bound is the tick's, said as the run's. */
+static void test_tick_as_recorded(void **state)
+{
+	(void)state;
+	struct life l = {.n = 6,
+			 .what = {RUN, ASLEEP, RUN, ASLEEP, RUN, ASLEEP},
+			 .len = {300 * MS, 150 * MS, 50 * US, 20 * MS, 50 * US, 500 * MS}};
+	int64_t start = 450 * MS + 20 * US, end = start + 70 * MS; /* (on CPU 80 us of it) */
+	int64_t at[] = {start - 130 * MS, end + 30 * MS};
+	static const struct {
+		uint32_t flags, tick_ns;
+		int64_t behind;
+		const char *said;
+	} runs[] = {
+		{TT_MACHINE_TICK | TT_MACHINE_TICK_EACH, 10000000, 20 * MS,
+		 "its thread's CPU time moves in steps of the system's tick, 10.000 ms as its run found it "
+		 "(each value up to 20.000 ms behind: its user and kernel times each cut to a step)"},
+		{TT_MACHINE_TICK, 12500000, 12500 * US,
+		 "its thread's CPU time moves in steps of the system's tick, 12.500 ms as its run found it "
+		 "(each value up to 12.500 ms behind)"},
+		{0, 0, TT_SCHEDSTAT_TICK_NS,
+		 "its thread's CPU time moves in steps of the system's tick (each value up to 15.625 ms behind)"},
+	};
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		struct tt_an_spike s;
+		char why[TT_AN_NO_SPLIT_TEXT];
+		machine = (struct tt_machine_info){.flags = runs[i].flags, .tick_ns = runs[i].tick_ns};
+		windows = TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS;
+		bool split = split_of(&l, start, end, at, 2, &s);
+		if (!split)
+			fail_msg("no split: %s", tt_an_no_split_text(&s.causes, REFUSED, why, sizeof why));
+		assert_int_equal(s.causes.tick_behind_ns, runs[i].behind);
+		/* none to one value behind, the middle; the error half that */
+		if (llabs(s.split.on_cpu - 80 * US) > s.causes.error_ns || s.causes.error_ns < runs[i].behind / 2 ||
+		    s.causes.error_ns > runs[i].behind / 2 + MS)
+			fail_msg("on CPU %lld within %lld, of 80 us, behind %lld", (long long)s.split.on_cpu,
+				 (long long)s.causes.error_ns, (long long)runs[i].behind);
+		split = split_of(&l, start, start + 12 * MS, at, 2, &s);
+		windows = 0;
+		machine = (struct tt_machine_info){0};
+		assert_false(split);
+		const char *text = tt_an_no_split_text(&s.causes, REFUSED, why, sizeof why);
+		if (strncmp(text, runs[i].said, strlen(runs[i].said)) != 0)
+			fail_msg("said: %s", text);
+	}
 }
 
 /* What the thread does at t. */
@@ -1377,6 +1430,7 @@ int main(void)
 		cmocka_unit_test(test_no_split_names_the_edge),
 		cmocka_unit_test(test_no_split_says_late_reader),
 		cmocka_unit_test(test_tick_steps_bound_blocked),
+		cmocka_unit_test(test_tick_as_recorded),
 		cmocka_unit_test(test_own_readings_around),
 		cmocka_unit_test(test_own_readings_random),
 		cmocka_unit_test(test_reading_across_end),

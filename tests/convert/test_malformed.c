@@ -532,6 +532,17 @@ static void test_bad_machine(void **state)
 		 sizeof(struct tt_machine_info), BEFORE_PROCESS, "a MACHINE section before PROCESS"},
 		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000},
 		 sizeof(struct tt_machine_info), TWICE, "a MACHINE section again"},
+		/* the thread times' tick (TT_MACHINE_TICK): with its flag, and with its value */
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000, .tick_ns = 10000000},
+		 sizeof(struct tt_machine_info), AFTER_PROCESS,
+		 "MACHINE section's tick of 10000000 ns without TT_MACHINE_TICK"},
+		{{.flags = TT_MACHINE_TIMENS | TT_MACHINE_TICK, .timens_monotonic_ns = 4000000000},
+		 sizeof(struct tt_machine_info), AFTER_PROCESS, "MACHINE section's tick of 0 ns with TT_MACHINE_TICK"},
+		{{.flags = TT_MACHINE_TIMENS | TT_MACHINE_TICK_EACH, .timens_monotonic_ns = 4000000000},
+		 sizeof(struct tt_machine_info), AFTER_PROCESS, "MACHINE section's tick of 0 ns without TT_MACHINE_TICK"},
+		{{.flags = TT_MACHINE_TIMENS | TT_MACHINE_TICK | TT_MACHINE_TICK_EACH, .timens_monotonic_ns = 4000000000,
+		  .tick_ns = 10000000},
+		 sizeof(struct tt_machine_info), AFTER_PROCESS, NULL},
 		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000},
 		 sizeof(struct tt_machine_info) + 40, AFTER_PROCESS, NULL},
 		/* the first version's section */

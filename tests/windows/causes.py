@@ -17,6 +17,7 @@ it needs real Windows and an administrator (exit 77 otherwise, as under Wine).
 Without Wine or the Linux `ticktrace` (as recorder.py finds it), exit 77."""
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -44,6 +45,26 @@ def switches(got):
     if sleep["blocked_ns"] * 10 < sleep["dur_ns"] * 9:
         fail(f"sleep: not blocked for 90 % of it: {sleep}")
     print(f"compute: on CPU {compute['on_cpu_ns'] / MS:.1f} ms; sleep: blocked {sleep['blocked_ns'] / MS:.1f} ms")
+
+
+def tick(info, got, text):
+    """Thread times in steps (Wine's: no cycle time): the step the runtime found them
+    move by (MACHINE's TT_MACHINE_TICK: Wine's 10 ms, its user and kernel times each cut
+    to one, a value up to 20 ms behind), which each split's error is of, said."""
+    if "in steps of the system's tick" not in info:
+        return
+    found = re.search(r"thread counters' tick: ([0-9.]+) ms as the run found", info)
+    if not found:
+        fail(f"info does not say the tick the run found:\n{info}")
+    tick_ns = round(float(found.group(1)) * MS)
+    behind = tick_ns * (2 if "each cut to one" in info else 1)
+    for name, s in got.items():
+        if s.get("tick_ns") != tick_ns or s.get("tick_behind_ns") != behind:
+            fail(f"{name}: the tick {s.get('tick_ns')} ns, {s.get('tick_behind_ns')} ns behind, "
+                 f"not the run's {tick_ns} ns, {behind} ns: {s}")
+    if f"{tick_ns / MS:.3f} ms as its run found it" not in text:
+        fail(f"spikes' text does not say the run's tick:\n{text}")
+    print(f"tick: {tick_ns / MS:.3f} ms, a value up to {behind / MS:.3f} ms behind")
 
 
 def main():
@@ -83,6 +104,7 @@ def main():
         text = run([ticktrace, "spikes", "--threshold", "50ms", ttr]).stdout
         if "preempted or blocked not told apart" not in text:
             fail(f"spikes' text does not say the split is coarser:\n{text}")
+        tick(info, got, text)
         if counted and "switched out" not in text:
             fail(f"the sleep's switches not counted:\n{text}")
         # report's profile: the split by the threads' CPU time, its footnote naming no

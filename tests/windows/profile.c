@@ -6,11 +6,14 @@
  *   profile.exe all-threads OUT      every thread's (a second one runs the loop too),
  *                                    through the kernel's profile where ntdll has it,
  *                                    else (Wine) the sampler thread
+ *   profile.exe asleep               a thread asleep, sampled by the sampler thread
+ *   profile.exe load MS              MS ms of the loop, sampled: beside asleep
  * Each checks what it can see itself (samples in the range, most of them on the hot
  * loop's bucket, the mechanism said, a thread that sleeps not sampled) and writes
  * the profile with tt_profile_write to OUT for `ticktrace lines`. Built with -g. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <windows.h>
 
@@ -47,10 +50,78 @@ static int fail(const char *what, long long got)
 	return 1;
 }
 
+/* The thread sampled by the sampler thread every `interval` ns of its CPU time, from
+ * now; NULL where it cannot be (said). */
+static struct tt_profile *sampled(uint64_t interval)
+{
+	struct tt_profile_config cfg = {.bucket_size = 4, .interval = interval};
+	TT_PROFILE_SECTION(&cfg, winhot);
+	struct tt_profile *p;
+	int rc = tt_profile_create(&p, &cfg);
+	if (rc == 0 && (rc = tt_profile_start(p)) != 0)
+		tt_profile_close(p);
+	if (rc != 0)
+		fail("tt_profile_create or _start", rc);
+	return rc == 0 ? p : NULL;
+}
+
+/* asleep: the thread sampled every 0.1 ms of its CPU time (the sampler thread), asleep
+ * 1 s after 50 ms of it in the loop; profile.py runs it beside three `load`s. Under Wine
+ * each suspend costs the thread CPU time (a signal its own thread handles: 0.1 to 0.3
+ * ms measured here; 3 ms a CI run's): a sampler that suspended it each tick while its
+ * CPU time owed samples kept it busy asleep (here 33 to 51 samples in 0.5 s quiet, 4 or
+ * 5 loaded; a step of 10 ms owes 100) and charged it, which owed it more (CI: 160 ms of
+ * 500). It is sampled where it sleeps once, and suspended again to see it still there,
+ * then seldom (10 times a second), not sampled; sampled again each time its CPU time
+ * moves (a step each of its user and kernel time, Wine's 10 ms: what it ran before,
+ * shown late, or the suspends cost it), which its CPU time bounds: two steps, that it
+ * ran before, and what the suspends cost. */
+static int asleep(void)
+{
+	struct tt_profile *p = sampled(100000);
+	if (!p)
+		return 1;
+	for (uint64_t until = thread_cpu_ns() + 50000000; thread_cpu_ns() < until;)
+		win_hot_loop(2000000);
+	struct tt_profile_stats before, after;
+	tt_profile_read(p, NULL, 0, &before);
+	uint64_t grew = thread_cpu_ns();
+	Sleep(1000);
+	grew = thread_cpu_ns() - grew;
+	tt_profile_read(p, NULL, 0, &after);
+	tt_profile_close(p);
+	uint64_t taken = after.samples + after.outside - before.samples - before.outside;
+	printf("profile: asleep: %llu samples while asleep 1 s, its CPU time %llu ns meanwhile\n",
+	       (unsigned long long)taken, (unsigned long long)grew);
+	if (grew > 20000000)
+		return fail("a sleeping thread's CPU time grew by (ns)", (long long)grew);
+	if (taken > 3 + 2 * grew / 10000000)
+		return fail("samples while the thread slept", (long long)taken);
+	return 0;
+}
+
+/* load MS: MS ms of the loop, sampled as sampler-thread is: a Wine program beside
+ * asleep, as the other profile tests were beside it in CI. */
+static int load(unsigned long ms)
+{
+	struct tt_profile *p = sampled(1000000);
+	if (!p)
+		return 1;
+	for (ULONGLONG until = GetTickCount64() + ms; GetTickCount64() < until;)
+		win_hot_loop(2000000);
+	tt_profile_close(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "asleep") == 0)
+		return asleep();
+	if (argc == 3 && strcmp(argv[1], "load") == 0)
+		return load(strtoul(argv[2], NULL, 10));
 	if (argc != 3)
-		return fail("usage: profile.exe sampler-thread|nt-profile|all-threads OUT", argc);
+		return fail("usage: profile.exe sampler-thread|nt-profile|all-threads OUT | asleep | "
+			    "load MS", argc);
 	int nt = strcmp(argv[1], "nt-profile") == 0, all = nt || strcmp(argv[1], "all-threads") == 0;
 	HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
 	if (nt && !GetProcAddress(ntdll, "NtCreateProfile")) {

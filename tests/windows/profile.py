@@ -7,14 +7,34 @@ symbols) and by file:line (its DWARF), the loop's line holding most samples.
     profile.py WRAPPER EXE sampler-thread|nt-profile|all-threads
 
 Exit 77 where the mechanism needs real Windows (nt-profile under Wine), or without
-Wine or the Linux `ticktrace` (as recorder.py finds it)."""
+Wine or the Linux `ticktrace` (as recorder.py finds it).
+
+sampler-thread also runs `profile.exe asleep` (a thread asleep: few samples, its CPU
+time still) beside three `profile.exe load`s, Wine programs sampled as it is: the
+sampler fed itself there, in CI, with another test beside it."""
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from recorder import clean_on_term, fail, run, tool  # noqa: E402
+
+
+def asleep(wrapper, exe, d):
+    loads = [subprocess.Popen([wrapper, exe, "load", "4000"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, cwd=d) for _ in range(3)]
+    try:
+        print(run([wrapper, exe, "asleep"], cwd=d).stdout, end="")
+        for p in loads:
+            if p.wait(timeout=120) != 0:
+                fail(f"profile.exe load: exit {p.returncode}\n{p.stderr.read()}")
+    finally:
+        for p in loads:  # (none left behind: a test ended, or one that failed)
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 def main():
@@ -27,7 +47,10 @@ def main():
                     if "the line where the time goes" in text)
     with tempfile.TemporaryDirectory(prefix="tt-win-profile-") as d:
         out = os.path.join(d, "profile.txt")
-        said = run([wrapper, exe, mechanism, out]).stdout
+        # (in d: each run's trace, ticktrace-PID.ttr, goes with it)
+        if mechanism == "sampler-thread":
+            asleep(wrapper, exe, d)
+        said = run([wrapper, exe, mechanism, out], cwd=d).stdout
         print(said, end="")
         # (all-threads: the kernel's profile on Windows, the sampler thread under Wine)
         mechanism = said.split("profile: sampled by ")[1].split()[0]

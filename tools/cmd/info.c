@@ -129,6 +129,10 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 							       "in steps of the system's tick"
 							     : "Windows: CPU time alone, its cycle time",
 			readings, threads, threads == 1 ? "" : "s", lost);
+	if (threads && (run_only & TT_SCHEDSTAT_TICK_STEPS) && (f->machine.flags & TT_MACHINE_TICK))
+		fprintf(out, "  thread counters' tick: %.3f ms as the run found its thread times' steps%s\n",
+			f->machine.tick_ns / 1e6, f->machine.flags & TT_MACHINE_TICK_EACH
+				? " (user and kernel time each cut to one: a value up to two behind)" : "");
 	if (unread)
 		fprintf(out, "  thread counters' budget: reached (tt-sched's CPU time against the "
 			"program's, and the time its cores left idle): at least %" PRIu64 " scope%s open long enough to be read went unread "

@@ -224,6 +224,9 @@ static int tt_read_machine(struct tt_file *f, struct tt_cursor *c, bool seen_pro
 		return TT_FAIL(f, at, "MACHINE section too small for its %zu bytes", sizeof *m);
 	c->pos = c->end;
 	f->machine_known = size == sizeof *m;
+	if (!(m->flags & TT_MACHINE_TICK) != !m->tick_ns || (!(m->flags & TT_MACHINE_TICK) && (m->flags & TT_MACHINE_TICK_EACH)))
+		return TT_FAIL(f, TT_MACHINE_AT(tick_ns), "MACHINE section's tick of %" PRIu32 " ns %s TT_MACHINE_TICK",
+			       m->tick_ns, m->flags & TT_MACHINE_TICK ? "with" : "without");
 	if (!(m->flags & TT_MACHINE_TIMENS) && (m->timens_monotonic_ns || m->timens_boottime_ns))
 		return TT_FAIL(f, TT_MACHINE_AT(timens_monotonic_ns),
 			       "MACHINE section has time namespace offsets without TT_MACHINE_TIMENS");

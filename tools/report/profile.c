@@ -201,6 +201,7 @@ static int tt_ps_start(struct tt_sink *s, const struct tt_trace *t)
 			if (th->has_counters && tt_an_thread_counters(ta, th->counters, th->ncounters,
 								      th->counters_flags, t->base_ns) < 0)
 				return tt_ps_failed(a);
+			tt_an_thread_tick(ta, &f->machine);
 		}
 	}
 	if (a->an.find_spikes && tt_ps_snapshots(a, t) < 0)

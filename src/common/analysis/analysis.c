@@ -578,6 +578,17 @@ static void tt_an_add_text(char *buf, size_t cap, int *n, const char *fmt, ...)
 	*n = more < 0 ? more : *n + more;
 }
 
+/* How its thread's CPU time moves in steps of the system's tick (causes->tick_ns). */
+static void tt_an_tick_text(const struct tt_an_causes *c, char *buf, size_t cap, int *n)
+{
+	char t[32], b[32];
+	tt_an_add_text(buf, cap, n, "moves in steps of the system's tick");
+	if (c->tick_said)
+		tt_an_add_text(buf, cap, n, ", %s as its run found it", tt_an_fmt_ns(t, c->tick_ns));
+	tt_an_add_text(buf, cap, n, " (each value up to %s behind%s)", tt_an_fmt_ns(b, c->tick_behind_ns),
+		       c->tick_behind_ns > c->tick_ns ? ": its user and kernel times each cut to a step" : "");
+}
+
 /* The readings inside it too far from the edges that none bounds (TT_AN_MISS_TOO_FAR),
  * each with the one on its far side where said: what is missing is a reading near
  * those edges. */
@@ -621,13 +632,13 @@ static int tt_an_miss_text(const struct tt_an_causes *c, char *buf, size_t cap)
 		break;
 	case TT_AN_MISS_NOT_INSIDE:
 	case TT_AN_MISS_TOO_FAR:
-		if (d->tick) /* (the readings bound its edges: the CPU time's steps do not) */
-			tt_an_add_text(buf, cap, &n, "its thread's CPU time moves in steps of the system's tick "
-				       "(each value up to %s behind): the readings nearest its edges (%s from its start, "
+		if (d->tick) { /* (the readings bound its edges: the CPU time's steps do not) */
+			tt_an_add_text(buf, cap, &n, "its thread's CPU time ");
+			tt_an_tick_text(c, buf, cap, &n);
+			tt_an_add_text(buf, cap, &n, ": the readings nearest its edges (%s from its start, "
 				       "%s from its end) bound its time on CPU no closer than that, half its length "
-				       "or more", tt_an_fmt_ns(t, TT_SCHEDSTAT_TICK_NS), tt_an_fmt_ns(a, c->miss_start_ns),
-				       tt_an_fmt_ns(b, c->miss_end_ns));
-		else if (c->miss == TT_AN_MISS_TOO_FAR && d->edges)
+				       "or more", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
+		} else if (c->miss == TT_AN_MISS_TOO_FAR && d->edges)
 			tt_an_too_far_text(c, buf, cap, &n);
 		else if (c->miss == TT_AN_MISS_TOO_FAR) /* (an earlier snapshot's: which edge not said) */
 			tt_an_add_text(buf, cap, &n, "its counters were read too far inside it (%s after its start, "
@@ -722,6 +733,10 @@ size_t tt_an_causes_args(struct tt_an_arg *args, const struct tt_an_causes *c)
 	if (c->from != TT_AN_CAUSES_NONE) {
 		args[n++] = (struct tt_an_arg){.key = "causes_from", .text = tt_an_causes_from_name(c->from)};
 		args[n++] = (struct tt_an_arg){.key = "causes_error_ns", .number = c->error_ns};
+		if (c->tick_ns) { /* (what error_ns holds of the CPU time's steps) */
+			args[n++] = (struct tt_an_arg){.key = "tick_ns", .number = c->tick_ns};
+			args[n++] = (struct tt_an_arg){.key = "tick_behind_ns", .number = c->tick_behind_ns};
+		}
 	}
 	if (c->wakeups_known)
 		args[n++] = (struct tt_an_arg){.key = "wakeup_waits_ns", .number = c->wakeups_ns};
@@ -811,16 +826,22 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 		fprintf(out, "%s(on CPU throughout: the thread's switch count did not move from before it "
 			"to after it)", sep);
 		sep = "; ";
-	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES && c->switches_counted) {
-		fprintf(out, "%s(on CPU from the thread's CPU time, within %s; the rest off CPU, "
-			"switched out %" PRIu64 " to %" PRIu64 " times, preempted or blocked not told "
-			"apart: Windows gives the switches' reasons to an administrator alone)", sep,
-			tt_an_fmt_ns(a, c->error_ns), c->switches_min, c->switches_max);
-		sep = "; ";
 	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES) {
-		fprintf(out, "%s(on CPU from the thread's CPU time, within %s; the rest off CPU, "
-			"preempted or blocked not told apart: no switches were read, which Windows "
-			"gives an administrator alone)", sep, tt_an_fmt_ns(a, c->error_ns));
+		char tick[TT_AN_NO_SPLIT_TEXT] = "";
+		int n = 0;
+		if (c->tick_ns) {
+			tt_an_add_text(tick, sizeof tick, &n, ", which ");
+			tt_an_tick_text(c, tick, sizeof tick, &n);
+		}
+		fprintf(out, "%s(on CPU from the thread's CPU time, within %s%s; the rest off CPU, ", sep,
+			tt_an_fmt_ns(a, c->error_ns), tick);
+		if (c->switches_counted)
+			fprintf(out, "switched out %" PRIu64 " to %" PRIu64 " times, preempted or blocked not "
+				"told apart: Windows gives the switches' reasons to an administrator alone)",
+				c->switches_min, c->switches_max);
+		else
+			fprintf(out, "preempted or blocked not told apart: no switches were read, which "
+				"Windows gives an administrator alone)");
 		sep = "; ";
 	}
 	if (c->moved_known) {

@@ -104,6 +104,11 @@ struct tt_an_counters {
 	bool steal; /* TT_SCHEDSTAT_STEAL: their CPU time leaves stolen time out */
 	bool run_only; /* TT_SCHEDSTAT_RUN_ONLY: CPU time alone (Windows) */
 	bool tick_steps; /* TT_SCHEDSTAT_TICK_STEPS: each value up to a tick behind */
+	/* tick_steps: the step as its run found it (TT_MACHINE_TICK; 0: not said, so
+	 * TT_SCHEDSTAT_TICK_NS), and whether its user and kernel times were each cut to a
+	 * step (TT_MACHINE_TICK_EACH: a value up to two behind): tt_an_thread_tick */
+	int64_t tick_ns;
+	bool tick_each;
 	bool switch_count; /* TT_SCHEDSTAT_SWITCH_COUNT: timeslices counts its switches */
 	bool budget; /* TT_SCHEDSTAT_BUDGET: tt-sched's CPU budget left scopes of it unread */
 	bool blind; /* TT_SCHEDSTAT_BLIND: its records not followed a while, it was read blind */
@@ -135,6 +140,12 @@ enum tt_an_causes_from { /* (as a snapshot says it: format.h) */
 struct tt_an_causes {
 	enum tt_an_causes_from from;
 	int64_t error_ns;   /* each part within this of the kernel's figure (0: exact) */
+	/* Its thread's CPU time moves in steps of the system's tick (TT_SCHEDSTAT_TICK_STEPS),
+	 * where its counters split it or say why not: the step (its run's, or
+	 * TT_SCHEDSTAT_TICK_NS where its run did not say it: tick_said false) and how far
+	 * behind a value may be, which error_ns holds; 0s: not so */
+	int64_t tick_ns, tick_behind_ns;
+	bool tick_said;
 	bool faults;        /* the counters were read around it, or twice inside it: */
 	uint64_t minor_faults, major_faults; /* from the reading before its start to the one
 	                                      * after its end (all of its faults, and any
@@ -261,7 +272,8 @@ struct tt_an_arg {
 
 /* A spike's split's source and what else it says (struct
  * tt_an_causes), as arguments under the keys `spikes --json` and the marks give them:
- * causes_from and causes_error_ns (with a source), wakeup_waits_ns or
+ * causes_from and causes_error_ns (with a source; tick_ns and tick_behind_ns where its
+ * thread's CPU time moves in steps of the system's tick, the error holding that), wakeup_waits_ns or
  * blocked_may_hold_wakeup_waits (1) (switches: where waits for a CPU after wake-ups
  * were moved into preempted, or may be in blocked), kernel_moved_ns (where the kernel's
  * own figures put a preemption's edge elsewhere; kernel_moved_at_most_ns: may, not
@@ -272,7 +284,7 @@ struct tt_an_arg {
  * counters or unknown, and the switches the kernel lost there), minor_faults and
  * major_faults (where known; faults_at_least or faults_at_most (1) where a bound, and
  * faults_read_ns, the readings' span, with at most). How many it wrote at `args`, at most TT_AN_CAUSES_ARGS. */
-#define TT_AN_CAUSES_ARGS 14
+#define TT_AN_CAUSES_ARGS 16
 size_t tt_an_causes_args(struct tt_an_arg *args, const struct tt_an_causes *c);
 /* The line under a split (at `indent`) that says what else its causes tell: the
  * source and resolution of an approximate split, the time stolen (or why not), the
@@ -578,6 +590,9 @@ int tt_an_thread_sched_section(struct tt_an_thread *th, uint64_t lost, int64_t s
  * of memory. */
 int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sample *readings,
 			  size_t n, uint32_t flags, int64_t offset_ns);
+/* The tick its CPU time moves in (TT_SCHEDSTAT_TICK_STEPS), as its run's MACHINE section
+ * says it (TT_MACHINE_TICK, _TICK_EACH; none: TT_SCHEDSTAT_TICK_NS). */
+void tt_an_thread_tick(struct tt_an_thread *th, const struct tt_machine_info *machine);
 
 /* ---- from raw records (the runtime) ---- */
 

@@ -110,6 +110,12 @@ bool tt_an_split(const struct tt_an_thread *th, int64_t start, int64_t end,
 
 /* ---- the counters: the second source ---- */
 
+void tt_an_thread_tick(struct tt_an_thread *th, const struct tt_machine_info *machine)
+{
+	th->counters.tick_ns = machine->flags & TT_MACHINE_TICK ? machine->tick_ns : 0;
+	th->counters.tick_each = th->counters.tick_ns && (machine->flags & TT_MACHINE_TICK_EACH);
+}
+
 int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sample *readings,
 			  size_t n, uint32_t flags, int64_t offset_ns)
 {
@@ -404,11 +410,16 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	}
 	said->edges = (4 * edge_err[0] >= dur ? TT_AN_EDGE_START : 0u) | (4 * edge_err[1] >= dur ? TT_AN_EDGE_END : 0u);
 	said->tick = c->tick_steps && !said->edges;
+	if (c->tick_steps) {
+		causes->tick_ns = c->tick_ns ? c->tick_ns : TT_SCHEDSTAT_TICK_NS;
+		causes->tick_behind_ns = c->tick_each ? 2 * causes->tick_ns : causes->tick_ns;
+		causes->tick_said = c->tick_ns != 0;
+	}
 	if (c->run_only) { /* (off CPU, not told apart: unknown) */
 		/* On CPU within the edges' errors and the tick's steps, and within [0, dur]:
 		 * the middle of both (a blocked spike's CPU time still across it, its readings
-		 * either side, on CPU is none to one tick, not none within two) */
-		int64_t err = s.err[0] + e.err[0] + (c->tick_steps ? TT_SCHEDSTAT_TICK_NS : 0);
+		 * either side, on CPU is none to one behind, not none within two) */
+		int64_t err = s.err[0] + e.err[0] + causes->tick_behind_ns;
 		int64_t lo = tt_an_clamp(tt_an_plus_sat(on, -err), 0, dur), hi = tt_an_clamp(tt_an_plus_sat(on, err), 0, dur);
 		on = lo + (hi - lo) / 2;
 		*cpu = (struct tt_an_estimate){on, 2 * (s.err[0] + e.err[0])};
@@ -946,6 +957,14 @@ unbounded:
 
 /* ---- the switches' spans not known: the counters where they cover them ---- */
 
+/* The tick's steps the counters' split or miss was of, as theirs said them. */
+static void tt_an_tick_of(const struct tt_an_causes *counted, struct tt_an_causes *causes)
+{
+	causes->tick_ns = counted->tick_ns;
+	causes->tick_behind_ns = counted->tick_behind_ns;
+	causes->tick_said = counted->tick_said;
+}
+
 /* Why the counters say nothing of [start, end): their miss, or none read at all. */
 static void tt_an_miss(const struct tt_an_thread *th, const struct tt_an_causes *counted,
 		       struct tt_an_causes *causes)
@@ -957,6 +976,7 @@ static void tt_an_miss(const struct tt_an_thread *th, const struct tt_an_causes 
 	causes->miss_budget = th->counters.budget;
 	causes->miss_blind = th->counters.blind;
 	causes->miss_detail = counted->miss_detail;
+	tt_an_tick_of(counted, causes);
 }
 
 /* The spans of [start, end) its states leave unknown (a TT_SCHED_UNKNOWN state, up to
@@ -1222,6 +1242,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 		*split = by_counters;
 		causes->from = th->counters.run_only ? TT_AN_CAUSES_THREAD_TIMES : TT_AN_CAUSES_SCHEDSTAT;
 		causes->error_ns = counted.error_ns;
+		tt_an_tick_of(&counted, causes);
 		causes->switches_counted = counted.switches_counted;
 		causes->switches_min = counted.switches_min;
 		causes->switches_max = counted.switches_max;
