@@ -576,7 +576,8 @@ void tt__sched_drain_slot(struct tt__slot *slot)
 	}
 }
 
-void tt__sched_drain(struct tt__slot *only)
+/* tt-sched's drain, and a dump's once the kernel's switches so far are there. */
+static void tt__sched_drain_now(struct tt__slot *only)
 {
 	struct tt_os_signals old;
 	tt__sched_lock(&old);
@@ -593,6 +594,13 @@ void tt__sched_drain(struct tt__slot *only)
 		}
 	}
 	tt__sched_unlock(&old);
+}
+
+void tt__sched_drain(struct tt__slot *only)
+{
+	if (!only) /* (a dump's: Windows' session hands over what it holds) */
+		tt__switches_flush();
+	tt__sched_drain_now(only);
 }
 
 /* The calling thread's own switches drained, with what the kernel lost of them said:
@@ -810,9 +818,10 @@ static void *tt__sched_main(void *unused)
 	/* Its perf descriptors, open for a moment each, out of the program's table: a
 	 * program that closes every descriptor (a daemon starting) and opens its own
 	 * while one is open would have its file closed in its place. */
-	if (tt__fd_private_table(NULL, 0) < 0)
+	if (tt__fd_private_table(NULL, 0) < 0 && TT_OS_COUNTERS_FILES)
 		/* (the counters' files kept open in the program's table could be closed, and
-		 * their numbers reused, behind tt-sched's back) */
+		 * their numbers reused, behind tt-sched's back; Windows keeps none there, and
+		 * has no table of a thread's own) */
 		__atomic_store_n(&tt__counters_on, 0, __ATOMIC_RELEASE), tt__sched_counters_allowed = 0;
 	tt__thread_optional(TT__OPTIONAL_SCHED, tt__sched_wake_up);
 	struct tt__sched_weight weight = {0};
@@ -854,7 +863,7 @@ static void *tt__sched_main(void *unused)
 			if (!__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ||
 			    __atomic_load_n(&tt__sched_rings_opened, __ATOMIC_RELAXED) ||
 			    __atomic_load_n(&tt__sched_to_ask, __ATOMIC_ACQUIRE)) {
-				tt__sched_drain(NULL);
+				tt__sched_drain_now(NULL);
 				tt__sched_weigh(&weight);
 			}
 			drained_ns = now;

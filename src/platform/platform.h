@@ -625,6 +625,14 @@ uint32_t tt_os_counters_flags(void);
  * caller's table, its descriptor kept there: a thread's files opened in it cost a third
  * of those opened by their whole path), or -errno (Windows: -ENOSYS, none needed). */
 int tt_os_counters_dir(void);
+/* Whether what a thread's counters keep open is a file in the reader's table, which a
+ * program that closes every descriptor may close and reuse behind its back (Linux's
+ * /proc files: 1), or not (Windows: the thread's handle, no table a program empties: 0). */
+#ifdef _WIN32
+#define TT_OS_COUNTERS_FILES 0
+#else
+#define TT_OS_COUNTERS_FILES 1
+#endif
 /* Opens thread `tid`'s counters for the caller to read (in `dir`, tt_os_counters_dir's,
  * or by the whole path where -1): 0 or -errno (it exited). */
 int tt_os_counters_open(struct tt_os_counters *c, uint32_t tid, int dir);
