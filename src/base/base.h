@@ -277,9 +277,9 @@ int tt__switches_unsaid(const struct tt__switches *s) TT__HIDDEN;
  * last state as not known): the kernel's count, when it comes, is told one less. */
 void tt__switches_told(struct tt__switches *s) TT__HIDDEN;
 void tt__switches_close(struct tt__switches *s) TT__HIDDEN;
-/* Before a dump's read: every switch recorded so far where a read finds it (Linux's
- * are as they happen: nothing to do; Windows' session gives each CPU's buffer when
- * full or once a second: flushed, and tt-etw given a moment, ~30 ms). */
+/* Before a whole file's read: every switch recorded so far where a read finds it
+ * (Linux's are there as they happen: nothing to do; Windows' session gives each CPU's
+ * buffer when full or once a second: flushed, and tt-etw given a moment, ~30 ms). */
 void tt__switches_flush(void) TT__HIDDEN;
 
 /* (a thread's counters, Linux's schedstat and Windows' cycle time: the platform's,

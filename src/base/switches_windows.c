@@ -15,8 +15,8 @@
  * no lock), a cost of its own on a busy machine. Each CPU's buffer comes when full or
  * flushed, once a second at least: a read gives a thread's states only as far as
  * every buffer has come since (TT__ETW_LATE_NS ago, or the last tt__switches_flush),
- * so that its states go in time order; one that comes later than that is counted as
- * lost, never put out of order.
+ * so that its states go in time order; one that comes before a state a read gave is
+ * counted as lost, never put out of order.
  *
  * Locks: tt__etw.lock, taken under any of the runtime's (a leaf: the platform's lock,
  * no rank, so that portable/ can call it too), guards the entries and the table's
@@ -323,10 +323,8 @@ size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, siz
 	memcpy(out, t->at, n * sizeof(*out));
 	memmove(t->at, t->at + n, (t->n - n) * sizeof(*t->at));
 	t->n -= n;
-	if (n)
-		t->read_ns = out[n - 1].ns;
-	if (settled > t->read_ns)
-		t->read_ns = settled; /* (one that comes before this from now on is late) */
+	if (n && out[n - 1].ns > t->read_ns)
+		t->read_ns = out[n - 1].ns; /* (one that comes before it from now on is late) */
 	if (!t->n && t->lost) { /* (those lost come after every state given) */
 		s->lost = t->lost;
 		s->gap = 1;

@@ -495,9 +495,8 @@ uint32_t tt__sched_no_states(const struct tt__slot *slot) TT__HIDDEN;
  * looks: read where its switches are not (TICKTRACE_SCHED=schedstat, perf refused
  * but for TICKTRACE_SCHED=switches). */
 int tt__sched_counters_stand_in(const struct tt__slot *slot) TT__HIDDEN;
-/* The kernel's rings into the stores: of `only`, or of every thread (NULL: a dump's,
- * every switch so far, tt__switches_flush), which first asks for those of the threads
- * not asked for yet. */
+/* The kernel's rings into the stores: of `only`, or of every thread (NULL), which
+ * first asks for those of the threads not asked for yet. */
 void tt__sched_drain(struct tt__slot *only) TT__HIDDEN;
 void tt__sched_drain_slot(struct tt__slot *slot) TT__HIDDEN; /* the same, lock held */
 /* The calling thread's switches drained before a dump at exit, what the kernel lost

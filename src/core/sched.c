@@ -576,8 +576,7 @@ void tt__sched_drain_slot(struct tt__slot *slot)
 	}
 }
 
-/* tt-sched's drain, and a dump's once the kernel's switches so far are there. */
-static void tt__sched_drain_now(struct tt__slot *only)
+void tt__sched_drain(struct tt__slot *only)
 {
 	struct tt_os_signals old;
 	tt__sched_lock(&old);
@@ -594,13 +593,6 @@ static void tt__sched_drain_now(struct tt__slot *only)
 		}
 	}
 	tt__sched_unlock(&old);
-}
-
-void tt__sched_drain(struct tt__slot *only)
-{
-	if (!only) /* (a dump's: Windows' session hands over what it holds) */
-		tt__switches_flush();
-	tt__sched_drain_now(only);
 }
 
 /* The calling thread's own switches drained, with what the kernel lost of them said:
@@ -863,7 +855,7 @@ static void *tt__sched_main(void *unused)
 			if (!__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ||
 			    __atomic_load_n(&tt__sched_rings_opened, __ATOMIC_RELAXED) ||
 			    __atomic_load_n(&tt__sched_to_ask, __ATOMIC_ACQUIRE)) {
-				tt__sched_drain_now(NULL);
+				tt__sched_drain(NULL);
 				tt__sched_weigh(&weight);
 			}
 			drained_ns = now;
