@@ -58,6 +58,7 @@ static struct {
 	struct tt__thread_counters **of; /* by slot index */
 	size_t cap;
 	uint32_t flags; /* what the platform's readings hold (tt_os_counters_flags) */
+	int switches; /* a thread's switches were had (elevated): the dump asks for states */
 	int off;    /* TICKTRACE_SCHED=0 */
 } tt__counters;
 
@@ -69,7 +70,8 @@ static struct tt__thread_counters *tt__store_new(uint32_t tid)
 	if (!c)
 		return NULL;
 	int denied; /* (refused: no states, said in its THREAD section) */
-	tt__switches_open(&c->sw, (int)tid, 0, &denied);
+	if (tt__switches_open(&c->sw, (int)tid, 0, &denied) == 0)
+		__atomic_store_n(&tt__counters.switches, 1, __ATOMIC_RELEASE);
 	int opened = tt_os_counters_open(&c->os, tid, -1) == 0;
 	c->at = malloc(TT__READINGS * sizeof(*c->at));
 	if (!opened || !c->at) {
@@ -288,7 +290,9 @@ struct tt_sched_state *tt__states_copy(const struct tt__slot *s, size_t *n, stru
 {
 	*n = 0;
 	struct tt__thread_counters *c;
-	if (!tt__counters_take(s, "thread states", &c))
+	/* (none had: the stream's passes never wait for tt-sched's lock for them) */
+	if (!__atomic_load_n(&tt__counters.switches, __ATOMIC_ACQUIRE) ||
+	    !tt__counters_take(s, "thread states", &c))
 		return NULL;
 	struct tt_sched_state *copy = NULL;
 	if (c)
