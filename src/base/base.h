@@ -221,9 +221,12 @@ void tt__err_after_fork_in_child(void) TT__HIDDEN;
  * the C library's descriptor, not inherited, as a number), or -1 with errno. */
 int tt__fd_of_program(int fd) TT__HIDDEN;
 
-/* switches.c: a thread's context switches, as the kernel records them */
+/* A thread's context switches, as the kernel records them: Linux's from a perf event
+ * of the thread's (switches.c), Windows' from an ETW session of the process's, where
+ * it is elevated (switches_windows.c) */
 struct tt__switches {
-	void *map;     /* the perf ring (NULL: none), which holds the event: no descriptor is kept */
+	void *map;     /* Linux: the perf ring, which holds the event (no descriptor is kept);
+	                * Windows: the thread's states as the session gives them. NULL: none */
 	size_t map_size;
 	/* A read stopped at switches the kernel could not write (the ring was full), after
 	 * the last state it gave: `gap` set, `lost` how many (the reader takes them, and
@@ -247,27 +250,37 @@ struct tt__switches {
  * mapping the most of the asking's cost, which tt__switches_grow makes larger where it
  * fills): 0 or -errno, with *denied set when the kernel refuses such events to any
  * thread (seccomp, perf_event_paranoid 3, no perf), not for want of descriptors or
- * locked memory (EMFILE; EPERM from mmap). */
+ * locked memory (EMFILE; EPERM from mmap). Windows: the session started at the first
+ * (not elevated: -EACCES; refused, Wine: -ENOSYS; both *denied), `small` one size;
+ * switches from the call on, the thread's state then not known (tid other than 0: it
+ * may have been asleep). */
 int tt__switches_open(struct tt__switches *s, int tid, int small, int *denied) TT__HIDDEN;
 /* A small ring that a read found half full or more (or full: switches lost): a larger
  * one for the same thread beside it, which reads go on from once the small one is
  * read to its end and has told what it lost before the larger one began, no switch
  * lost uncounted or read twice. 1 asked for, 0 not needed, or -errno (the small one
- * goes on). */
+ * goes on). Windows: 0 (a thread's states grow as they come). */
 int tt__switches_grow(struct tt__switches *s, int tid) TT__HIDDEN;
 /* Moves up to `cap` of the states recorded since into `out` (in time order); how many.
  * It stops at switches the kernel lost: s->lost says how many were lost after the
- * states given (the next read gives those after them). One caller at a time. */
+ * states given (the next read gives those after them). One caller at a time.
+ * Windows: those the session gave of every CPU's buffers since (2 s ago, or the last
+ * tt__switches_flush); one that comes later than a read went is lost. */
 size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, size_t cap) TT__HIDDEN;
 /* Whether the kernel may have lost switches after the last state read and not said
  * how many yet (a read found the ring full, and nothing written since was read: the
  * kernel says so before the thread's next switch): 0 not, 1 so, 2 so and the reader
- * counted one of them (tt__switches_told). */
+ * counted one of them (tt__switches_told). Windows: 0, what it lost told as a read
+ * comes to it. */
 int tt__switches_unsaid(const struct tt__switches *s) TT__HIDDEN;
 /* The reader counted one switch of those untold as lost (it wrote the span after the
  * last state as not known): the kernel's count, when it comes, is told one less. */
 void tt__switches_told(struct tt__switches *s) TT__HIDDEN;
 void tt__switches_close(struct tt__switches *s) TT__HIDDEN;
+/* Before a whole file's read: every switch recorded so far where a read finds it
+ * (Linux's are there as they happen: nothing to do; Windows' session gives each CPU's
+ * buffer when full or once a second: flushed, and tt-etw given a moment, ~30 ms). */
+void tt__switches_flush(void) TT__HIDDEN;
 
 /* (a thread's counters, Linux's schedstat and Windows' cycle time: the platform's,
  * tt_os_counters_*) */

@@ -810,9 +810,10 @@ static void *tt__sched_main(void *unused)
 	/* Its perf descriptors, open for a moment each, out of the program's table: a
 	 * program that closes every descriptor (a daemon starting) and opens its own
 	 * while one is open would have its file closed in its place. */
-	if (tt__fd_private_table(NULL, 0) < 0)
+	if (tt__fd_private_table(NULL, 0) < 0 && TT_OS_COUNTERS_FILES)
 		/* (the counters' files kept open in the program's table could be closed, and
-		 * their numbers reused, behind tt-sched's back) */
+		 * their numbers reused, behind tt-sched's back; Windows keeps none there, and
+		 * has no table of a thread's own) */
 		__atomic_store_n(&tt__counters_on, 0, __ATOMIC_RELEASE), tt__sched_counters_allowed = 0;
 	tt__thread_optional(TT__OPTIONAL_SCHED, tt__sched_wake_up);
 	struct tt__sched_weight weight = {0};

@@ -485,6 +485,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 /* At exit: every thread's records and totals, then END. */
 static void tt__stream_end(struct tt__stream *st)
 {
+	tt__switches_flush(); /* (every switch so far where the pass's drain finds it) */
 	tt__stream_pass(st, 1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {

@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/timex.h>
@@ -537,6 +538,25 @@ int tt_os_dir_writable(const char *dir)
 		return -ENOTDIR;
 	/* (the effective ids: a set-uid program's, as the file is made) */
 	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 ? 0 : -errno;
+}
+
+int tt_os_dir_make(const char *path)
+{
+	return mkdir(path, 0700) == 0 ? 0 : -errno;
+}
+
+uint64_t tt_os_file_room(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+int64_t tt_os_disk_room(const char *dir)
+{
+	struct statvfs disk;
+	if (statvfs(dir, &disk) < 0)
+		return -errno;
+	return (int64_t)((uint64_t)disk.f_bavail * disk.f_frsize);
 }
 
 int tt_os_file_theirs(const char *dir, const char *path, uint32_t *owner, int *link)

@@ -207,14 +207,17 @@ void tt_os_free(void *at, size_t size);
 /* ---- files ---- */
 
 /* errno's values the runtime answers with that mingw's C library lacks: a user's disk
- * quota reached (Windows' full disk, a quota's too, is ENOSPC), and a structure found
- * damaged (a chunk's header: EIO there). */
+ * quota reached (Windows' full disk, a quota's too, is ENOSPC), a structure found
+ * damaged (a chunk's header: EIO there), and what has ended (ECANCELED there). */
 #include <errno.h>
 #ifndef EDQUOT
 #define EDQUOT ENOSPC
 #endif
 #ifndef EUCLEAN
 #define EUCLEAN EIO
+#endif
+#ifndef ESHUTDOWN /* (a snapshot asked for once they ended: report/snapshots.c) */
+#define ESHUTDOWN ECANCELED
 #endif
 
 /* A file open (tt_os_file_open, below). */
@@ -248,6 +251,16 @@ size_t tt_os_read_file(const char *path, char *buf, size_t size);
  * its ACLs said by the write). */
 int tt_os_is_dir(const char *path);
 int tt_os_dir_writable(const char *dir);
+/* A directory made at `path` (Linux: the user's alone, 0700; Windows: as its parent's
+ * rights say): 0, or -errno (-EEXIST: something is there already). */
+int tt_os_dir_make(const char *path);
+/* The room the file at `path` takes on its disk (Linux: its blocks; Windows: its size
+ * there, GetCompressedFileSizeW's), or 0 where it cannot be told. */
+uint64_t tt_os_file_room(const char *path);
+/* The bytes the user may still put on the disk of directory `dir` (Linux: statvfs's
+ * blocks available to the unprivileged; Windows: GetDiskFreeSpaceExW's available to
+ * the caller, a quota's too), or -errno. */
+int64_t tt_os_disk_room(const char *dir);
 /* Whether directory `dir` is another user's (Linux: neither the user's nor root's), or
  * their link to one: 1, said in `why` as tt_os_dir_ours says it; else 0 (Windows, which
  * has no owner's rule: 0). */
@@ -630,6 +643,14 @@ uint32_t tt_os_counters_flags(void);
  * caller's table, its descriptor kept there: a thread's files opened in it cost a third
  * of those opened by their whole path), or -errno (Windows: -ENOSYS, none needed). */
 int tt_os_counters_dir(void);
+/* Whether what a thread's counters keep open is a file in the reader's table, which a
+ * program that closes every descriptor may close and reuse behind its back (Linux's
+ * /proc files: 1), or not (Windows: the thread's handle, no table a program empties: 0). */
+#ifdef _WIN32
+#define TT_OS_COUNTERS_FILES 0
+#else
+#define TT_OS_COUNTERS_FILES 1
+#endif
 /* Opens thread `tid`'s counters for the caller to read (in `dir`, tt_os_counters_dir's,
  * or by the whole path where -1): 0 or -errno (it exited). */
 int tt_os_counters_open(struct tt_os_counters *c, uint32_t tid, int dir);

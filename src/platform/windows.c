@@ -715,6 +715,39 @@ int tt_os_dir_writable(const char *dir)
 	return attributes & FILE_ATTRIBUTE_DIRECTORY ? 0 : -ENOTDIR;
 }
 
+int tt_os_dir_make(const char *path)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return -ENAMETOOLONG;
+	if (CreateDirectoryW(wpath, NULL))
+		return 0;
+	DWORD err = GetLastError();
+	return err == ERROR_ALREADY_EXISTS ? -EEXIST : tt_os_file_error(err);
+}
+
+uint64_t tt_os_file_room(const char *path)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return 0;
+	DWORD high = 0, low = GetCompressedFileSizeW(wpath, &high);
+	if (low == INVALID_FILE_SIZE && GetLastError() != NO_ERROR)
+		return 0;
+	return (uint64_t)high << 32 | low;
+}
+
+int64_t tt_os_disk_room(const char *dir)
+{
+	wchar_t wdir[MAX_PATH];
+	ULARGE_INTEGER available;
+	if (!MultiByteToWideChar(CP_UTF8, 0, dir, -1, wdir, MAX_PATH))
+		return -ENAMETOOLONG;
+	if (!GetDiskFreeSpaceExW(wdir, &available, NULL, NULL))
+		return tt_os_file_error(GetLastError());
+	return (int64_t)available.QuadPart;
+}
+
 int tt_os_dir_theirs(const char *dir, char *why, size_t cap)
 {
 	(void)dir;

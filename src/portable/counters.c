@@ -1,6 +1,9 @@
 /* Windows' tt-sched, the coarser split of a spike's time: a thread's context
  * switches, each with its reason, come only from the kernel's events (ETW), which
- * need an administrator (etw.c, where the process is elevated); what any thread of
+ * need an administrator (base/switches_windows.c, where the process is elevated,
+ * behind base.h's tt__switches_*, as Linux's core/sched.c reads them: tt-sched asks
+ * for each thread's, the session started at the first, and keeps them here from
+ * its first state on, as etw.c did, until its first loss); what any thread of
  * the process may read is its counters, the platform's (tt_os_counters_*, the face
  * Linux's core/counters.c reads through too; what they hold, tt_os_counters_flags:
  * its CPU time, and where ntdll says it, not under Wine, how many times it was
@@ -24,9 +27,14 @@
 #include <string.h>
 #include <windows.h>
 
+#include "base/base.h"
 #include "portable/portable.h"
 
 #define TT__READINGS 65536u /* a busy thread's 4 minutes at 4 ms */
+#define TT__STATES (1u << 20) /* a thread's switches kept at most (16 MiB): later ones lost */
+/* An exited thread's switches read on this long (base/switches_windows.c: those the
+ * session gives a second or two late), then closed. */
+#define TT__STATES_LATE_NS INT64_C(3000000000)
 #define TT__CYCLES_MS 4
 #define TT__TIMES_MS 16
 
@@ -36,6 +44,13 @@ struct tt__thread_counters {
 	struct tt_schedstat_sample *at; /* a ring: [first, first + n) */
 	size_t first, n;
 	uint64_t lost;
+	/* Its switches (map NULL: none, or closed) and the states kept of them, from
+	 * the first on, until one is lost: those after it are counted */
+	struct tt__switches sw;
+	struct tt_sched_state *states;
+	size_t nstates, states_cap;
+	uint64_t states_lost;
+	int64_t exited_ns; /* first seen exited (0: not yet) */
 };
 
 static struct {
@@ -43,6 +58,7 @@ static struct {
 	struct tt__thread_counters **of; /* by slot index */
 	size_t cap;
 	uint32_t flags; /* what the platform's readings hold (tt_os_counters_flags) */
+	int switches; /* a thread's switches were had (elevated): the dump asks for states */
 	int off;    /* TICKTRACE_SCHED=0 */
 } tt__counters;
 
@@ -53,7 +69,9 @@ static struct tt__thread_counters *tt__store_new(uint32_t tid)
 	struct tt__thread_counters *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	tt__etw_track(tid);
+	int denied; /* (refused: no states, said in its THREAD section) */
+	if (tt__switches_open(&c->sw, (int)tid, 0, &denied) == 0)
+		__atomic_store_n(&tt__counters.switches, 1, __ATOMIC_RELEASE);
 	int opened = tt_os_counters_open(&c->os, tid, -1) == 0;
 	c->at = malloc(TT__READINGS * sizeof(*c->at));
 	if (!opened || !c->at) {
@@ -117,6 +135,39 @@ static void tt__store_reading(struct tt__thread_counters *c, struct tt_schedstat
 		c->done = 1; /* (its handle closed by tt-sched, after the lock) */
 }
 
+/* tt__counters.lock held: the thread's switches since into its states (its last
+ * read, and closed, `last`). */
+static void tt__take_states(struct tt__thread_counters *c, int last)
+{
+	while (c->sw.map) {
+		struct tt_sched_state got[256];
+		size_t n = tt__switches_read(&c->sw, got, sizeof got / sizeof *got);
+		size_t keep = c->states_lost ? 0 : n;
+		if (keep && c->nstates + keep > c->states_cap) {
+			size_t cap = c->states_cap ? 2 * c->states_cap : 256;
+			while (cap < c->nstates + keep)
+				cap *= 2;
+			struct tt_sched_state *grown =
+				cap <= TT__STATES ? realloc(c->states, cap * sizeof(*grown)) : NULL;
+			if (grown) {
+				c->states = grown;
+				c->states_cap = cap;
+			} else {
+				keep = 0;
+			}
+		}
+		if (keep)
+			memcpy(c->states + c->nstates, got, keep * sizeof(*got));
+		c->nstates += keep;
+		c->states_lost += n - keep + c->sw.lost;
+		c->sw.lost = 0, c->sw.gap = 0;
+		if (n < sizeof got / sizeof *got)
+			break;
+	}
+	if (last)
+		tt__switches_close(&c->sw);
+}
+
 /* A reading of the thread's now; false where none can be had. */
 static int tt__reading(struct tt__thread_counters *c, struct tt_schedstat_sample *r)
 {
@@ -160,8 +211,6 @@ static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
 static void *tt__sched_main(void *arg)
 {
 	(void)arg;
-	/* (here, not at start-up: a DLL starts under the loader's lock, and the run's) */
-	tt__etw_start();
 	struct tt__listed *list = NULL;
 	size_t cap = 0, n;
 	while (!tt__nap((tt__counters.flags & TT_SCHEDSTAT_TICK_STEPS ? TT__TIMES_MS : TT__CYCLES_MS) * INT64_C(1000000))) {
@@ -179,10 +228,17 @@ static void *tt__sched_main(void *arg)
 			}
 			list[i].read = list[i].c && tt__reading(list[i].c, &list[i].r);
 		}
+		int64_t now = tt_os_monotonic_ns();
 		tt_os_lock(&tt__counters.lock);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			struct tt__thread_counters *c = list[i].c;
 			if (list[i].read)
-				tt__store_reading(list[i].c, list[i].r, list[i].exited);
+				tt__store_reading(c, list[i].r, list[i].exited);
+			if (c && list[i].exited && !c->exited_ns)
+				c->exited_ns = now;
+			if (c)
+				tt__take_states(c, c->exited_ns && now - c->exited_ns > TT__STATES_LATE_NS);
+		}
 		tt_os_unlock(&tt__counters.lock);
 		for (size_t i = 0; i < n; i++)
 			if (list[i].read && list[i].exited)
@@ -213,19 +269,54 @@ int tt__counters_off(void)
 	return tt__counters.off;
 }
 
-struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *n,
-					      struct tt_schedstat_info *info)
+/* The dump's: tt__counters.lock taken within 50 ms, and slot s's store (*c, NULL:
+ * none); false, said, where tt-sched holds it (`what` left out). */
+static int tt__counters_take(const struct tt__slot *s, const char *what, struct tt__thread_counters **c)
 {
-	*n = 0;
 	int taken = 0;
 	for (int tries = 0; tries < 50 && !(taken = tt_os_trylock(&tt__counters.lock)); tries++)
 		Sleep(1);
 	if (!taken) {
-		fprintf(stderr, "ticktrace: tt-sched holds its lock: thread %u's CPU time readings "
-				"are left out\n", (unsigned)s->tid);
-		return NULL;
+		fprintf(stderr, "ticktrace: tt-sched holds its lock: thread %u's %s are left out\n",
+			(unsigned)s->tid, what);
+		return 0;
 	}
-	struct tt__thread_counters *c = s->index < tt__counters.cap ? tt__counters.of[s->index] : NULL;
+	*c = s->index < tt__counters.cap ? tt__counters.of[s->index] : NULL;
+	return 1;
+}
+
+struct tt_sched_state *tt__states_copy(const struct tt__slot *s, size_t *n, struct tt_sched_info *info,
+				       uint64_t *lost_after)
+{
+	*n = 0;
+	struct tt__thread_counters *c;
+	/* (none had: the stream's passes never wait for tt-sched's lock for them) */
+	if (!__atomic_load_n(&tt__counters.switches, __ATOMIC_ACQUIRE) ||
+	    !tt__counters_take(s, "thread states", &c))
+		return NULL;
+	struct tt_sched_state *copy = NULL;
+	if (c)
+		tt__take_states(c, 0);
+	/* Known from its first state on: followed from when tt-sched listed it, it may have
+	 * been asleep then (unlike Linux's, which ask as they start: running), so nothing
+	 * before its first switch is said; a thread with none has no states. */
+	if (c && c->nstates && (copy = malloc(c->nstates * sizeof(*copy)))) {
+		memcpy(copy, c->states, c->nstates * sizeof(*copy));
+		*n = c->nstates;
+		*info = (struct tt_sched_info){.thread_index = s->index, .since_ns = c->states[0].ns};
+		*lost_after = c->states_lost;
+	}
+	tt_os_unlock(&tt__counters.lock);
+	return copy;
+}
+
+struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *n,
+					      struct tt_schedstat_info *info)
+{
+	*n = 0;
+	struct tt__thread_counters *c;
+	if (!tt__counters_take(s, "CPU time readings", &c))
+		return NULL;
 	struct tt_schedstat_sample *copy = NULL;
 	struct tt_schedstat_sample now;
 	if (c && tt__reading(c, &now)) /* (its counters are tt-sched's to close) */

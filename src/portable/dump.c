@@ -9,6 +9,7 @@
 #include <string.h>
 #include <intrin.h>
 
+#include "base/base.h" /* (tt__switches_flush) */
 #include "portable/portable.h"
 
 /* A chunk's records: [begin, end). */
@@ -291,7 +292,7 @@ uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct t
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
 {
 	st->lost = 0;
-	st->states = tt__etw_states(s, &st->n, &st->info, &st->lost);
+	st->states = tt__states_copy(s, &st->n, &st->info, &st->lost);
 }
 
 void tt__out_thread_states(struct tt__out *file, const struct tt__slot *s, struct tt__states *st)
@@ -455,7 +456,7 @@ static int tt__write_run(struct tt__out *out, void *crash)
 		if (!s->exited)
 			tt__chunk_close(s);
 	if (!crash_signal)
-		tt__etw_flush();
+		tt__switches_flush();
 	int rc = tt__collect(&names);
 	if (rc == 0) {
 		struct tt_file_header header;

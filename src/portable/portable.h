@@ -176,16 +176,13 @@ void tt__prefault_start(void);
 void tt__counters_start(void);
 int tt__counters_off(void); /* TICKTRACE_SCHED=0 */
 
-/* etw.c: each thread's switches from an ETW session of ticktrace's own, where the
- * process is elevated (tt__etw_start, as tt-sched starts); tt-sched names the
- * threads to follow (tt__etw_track). At a dump (tt__run_lock held): tt__etw_flush once,
- * then per thread tt__etw_states: its states, malloc'd, *n of them (NULL: none
- * followed), their SCHED section's head, and how many were lost after the last. */
-void tt__etw_start(void);
-void tt__etw_track(uint32_t tid);
-void tt__etw_flush(void);
-struct tt_sched_state *tt__etw_states(const struct tt__slot *s, size_t *n, struct tt_sched_info *info,
-				      uint64_t *lost_after);
+/* Each thread's switches, base.h's tt__switches_* (base/switches_windows.c: an ETW
+ * session of ticktrace's own, where the process is elevated), asked for and kept by
+ * tt-sched. At a dump (tt__run_lock held): tt__switches_flush once, then per thread
+ * tt__states_copy: its states, malloc'd, *n of them (NULL: none followed), their
+ * SCHED section's head, and how many were lost after the last. */
+struct tt_sched_state *tt__states_copy(const struct tt__slot *s, size_t *n, struct tt_sched_info *info,
+				       uint64_t *lost_after);
 struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *n,
 					      struct tt_schedstat_info *info);
 
@@ -295,7 +292,7 @@ uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct t
 /* Lock held: where the records slot s wrote into chunk c end now (its cursor while it
  * records into it: events it is writing are left to tt_written_end). */
 const struct tt_record *tt__chunk_end(const struct tt__slot *s, const struct tt__chunk *c);
-/* A thread's switches (etw.c), taken before its THREAD section says whether it has
+/* A thread's switches (counters.c), taken before its THREAD section says whether it has
  * them, and written (SCHED, then its SCHEDSTAT) after its events, and freed. */
 struct tt__states {
 	struct tt_sched_state *states;

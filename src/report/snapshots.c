@@ -41,9 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 #include <x86intrin.h>
 
 #include "report/report.h"
@@ -195,12 +192,11 @@ static bool tt__snapshots_open(struct tt__snapshots *sn)
 		fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOTS=%s is too long: no snapshots\n", dir);
 		return false;
 	}
-	struct stat st;
-	errno = 0;
-	if ((mkdir(sn->dir, 0700) < 0 && errno != EEXIST) || stat(sn->dir, &st) < 0 ||
-	    (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) || access(sn->dir, W_OK | X_OK) < 0) {
+	int made = tt_os_dir_make(sn->dir);
+	int err = made && made != -EEXIST ? made : tt_os_dir_writable(sn->dir);
+	if (err) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOTS=%s: %s: no snapshots\n", sn->dir,
-			strerror(errno));
+			strerror(-err));
 		return false;
 	}
 	char why[160];
@@ -571,7 +567,7 @@ static void tt__snapshot_take_triggers(struct tt__snapshots *sn, const struct tt
  * in DIR: ".T", as the default name is numbered, never over another run's file. */
 static void tt__snapshot_id(char *id, size_t size, unsigned tag)
 {
-	int n = snprintf(id, size, "%d", (int)getpid());
+	int n = snprintf(id, size, "%d", (int)tt_os_process_id());
 	if (tt__exec_image && n >= 0 && (size_t)n < size)
 		n += snprintf(id + n, size - (size_t)n, ".exec%u", tt__exec_image);
 	if (tag && n >= 0 && (size_t)n < size)
@@ -673,8 +669,7 @@ static int tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w, ui
 	}
 	if (err)
 		return err;
-	struct stat st;
-	*room = stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+	*room = tt_os_file_room(path);
 	sn->written++;
 	sn->shortened += w->shortened;
 
@@ -702,13 +697,14 @@ static bool tt__kept_remove(struct tt__snapshots *sn, const struct tt__kept_spik
 	char path[TT__SNAPSHOT_PATH_MAX];
 	tt__snapshot_path(sn, path, TT_SNAPSHOT_SPIKE, spike->tag, spike->number, spike->name);
 	sn->replaced++;
-	if (unlink(path) == 0 || errno == ENOENT) {
+	int err = tt_os_remove(path);
+	if (!err || err == -ENOENT) {
 		sn->removed++;
 		return true;
 	}
 	if (!sn->not_removed++)
 		fprintf(tt__err, "ticktrace: snapshot %s, replaced by a worse spike's, not removed: "
-			"%s\n", path, strerror(errno));
+			"%s\n", path, strerror(-err));
 	return false;
 }
 
@@ -732,11 +728,11 @@ static struct tt__kept_spike *tt__least_below(struct tt__snapshots *sn, struct t
 static int64_t tt__room_to_be_made(struct tt__snapshots *sn, struct tt__kept *k, int err,
 				   uint64_t need)
 {
-	struct statvfs disk;
-	if (statvfs(sn->dir, &disk) < 0)
+	int64_t disk = tt_os_disk_room(sn->dir);
+	if (disk < 0)
 		return -1;
 	/* (a quota's room is not the disk's: none) */
-	uint64_t room = err == -EDQUOT ? 0 : (uint64_t)disk.f_bavail * disk.f_frsize, could = room;
+	uint64_t room = err == -EDQUOT ? 0 : (uint64_t)disk, could = room;
 	for (size_t i = 0; i < sn->nkept; i++) {
 		struct tt__kept *p = &sn->kept[i];
 		if (p != k && p->written && !p->now.gone && tt__ranks_above(&k->now, &p->now))

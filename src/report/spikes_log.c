@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "report/report.h"
 
@@ -64,22 +63,34 @@ static int tt__log_by_rank(const void *a, const void *b)
 	return tt__log_above(a, b) ? -1 : tt__log_above(b, a) ? 1 : 0;
 }
 
-/* `len` bytes of `from` at `at` onto `to`'s end; 0 or -errno. */
-static int tt__log_copy(int from, int to, uint64_t at, uint64_t len)
+/* `len` bytes of `buf` at byte `at` of `to`; 0 or -errno. */
+static int tt__log_put(struct tt_os_file *to, const char *buf, size_t len, uint64_t at)
+{
+	for (size_t done = 0; done < len;) {
+		int64_t w = tt_os_file_write_at(to, buf + done, len - done, at + done);
+		if (w == -EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? (int)w : -EIO;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+/* `len` bytes of `from` at `at` onto `to` at *to_at, which moves past them; 0 or
+ * -errno. */
+static int tt__log_copy(struct tt_os_file *from, struct tt_os_file *to, uint64_t at, uint64_t len,
+			uint64_t *to_at)
 {
 	static char buf[1 << 16]; /* (one log, written by one thread at a time) */
 	while (len) {
-		ssize_t n = pread(from, buf, len < sizeof buf ? len : sizeof buf, (off_t)at);
+		int64_t n = tt_os_file_read_at(from, buf, len < sizeof buf ? len : sizeof buf, at);
 		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		for (ssize_t done = 0; done < n;) {
-			ssize_t w = write(to, buf + done, (size_t)(n - done));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return w < 0 ? -errno : -EIO;
-			done += w;
-		}
+			return n < 0 ? (int)n : -EIO;
+		int err = tt__log_put(to, buf, (size_t)n, *to_at);
+		if (err)
+			return err;
+		*to_at += (uint64_t)n;
 		at += (uint64_t)n;
 		len -= (uint64_t)n;
 	}
@@ -102,7 +113,7 @@ static size_t tt__log_note(const struct tt__spikes_bound *b, bool json, char *bu
 			     ",\"worst_left_out_threshold_ns\":%" PRId64 ",\"notes_left_out\":%" PRIu64
 			     ",\"overwritten_events_left_out\":%" PRIu64 ",\"pid\":%d}\n",
 			     b->max, b->spikes_out, b->until_ns, b->worst.dur, b->worst.threshold, b->notes_out,
-			     b->events_out, (int)getpid());
+			     b->events_out, (int)tt_os_process_id());
 	else
 		n = snprintf(buf, cap, "log: within TICKTRACE_SPIKES_LOG_MAX (%" PRIu64 " bytes) it keeps the "
 			     "worst spikes: %" PRIu64 " found up to %.3f s were left out%s, and %" PRIu64 " notes "
@@ -155,13 +166,15 @@ static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const
 	if (!err && (err = tt__fd_keep(&fresh, file)))
 		tt_os_file_discard(&made);
 	if (!err) {
-		int fd = (int)fresh.file.handle;
+		uint64_t end = 0;
 		for (size_t i = 0; i < b->n && !err; i++)
 			if (tt__log_above(&b->entries[i], &out))
-				err = tt__log_copy((int)log->file.handle, fd, b->entries[i].at, b->entries[i].len);
-		ssize_t put = err ? 0 : write(fd, note, len);
+				err = tt__log_copy(&log->file, &fresh.file, b->entries[i].at, b->entries[i].len, &end);
 		if (!err)
-			err = put == (ssize_t)len ? 0 : put < 0 ? -errno : -ENOSPC;
+			err = tt__log_put(&fresh.file, note, len, end);
+		/* (the entries after it written on from its end) */
+		if (!err)
+			err = tt_os_file_seek(&fresh.file, end + len);
 		if (!err)
 			err = tt__fd_ours(&fresh) ? tt_os_file_name(&fresh.file, path, &made) : -EBADF;
 		if (!err && made.tmp[0])
@@ -200,8 +213,8 @@ static void tt__log_cut(struct tt__spikes_bound *b, struct tt__fd *log, off_t fr
 		b->notes_out++, b->events_out += events;
 	else
 		b->spikes_out++;
-	if (tt__fd_ours(log) && ftruncate((int)log->file.handle, from) == 0)
-		lseek((int)log->file.handle, from, SEEK_SET);
+	if (tt__fd_ours(log) && tt_os_file_resize(&log->file, (uint64_t)from) == 0)
+		tt_os_file_seek(&log->file, (uint64_t)from);
 	*whole = from;
 }
 

@@ -169,7 +169,10 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 	names.retired_seen = tt__retired_count();
 	/* Threads whose switches tt-sched has not asked for yet are asked for now, before
 	 * their THREAD sections say whether they have states (a short run's, or where the
-	 * kernel refuses: then its line is said). */
+	 * kernel refuses: then its line is said). The whole file's: every switch so far
+	 * where a read finds it (Windows' session's buffers handed over, ~30 ms). */
+	if (!window)
+		tt__switches_flush();
 	tt__sched_drain(NULL);
 	/* A window's records are copied, into memory faulted in before, and the chunks
 	 * let go once they are; the whole file is written from the chunks, kept until

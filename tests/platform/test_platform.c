@@ -1182,6 +1182,38 @@ static void test_rename(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* A directory made (and not again: -EEXIST), written into; the room a file of 100 kB
+ * takes on the disk, that much at least, and none of one not there; the disk's room
+ * left to the user, some, and none of a directory not there. */
+static void test_dir_room(void **state)
+{
+	(void)state;
+	char dir[512], sub[600], path[700];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(sub, sizeof sub, "%s/made", dir);
+	snprintf(path, sizeof path, "%s/t.ttr", sub);
+	assert_int_equal(tt_os_dir_make(sub), 0);
+	assert_int_equal(tt_os_dir_make(sub), -EEXIST);
+	assert_int_equal(tt_os_dir_writable(sub), 0);
+	assert_int_equal(tt_os_file_room(path), 0);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	static char bytes[100000];
+	memset(bytes, 'x', sizeof bytes);
+	assert_int_equal(fwrite(bytes, 1, sizeof bytes, f), sizeof bytes);
+	assert_int_equal(fclose(f), 0);
+	uint64_t room = tt_os_file_room(path);
+	int64_t disk = tt_os_disk_room(sub);
+	remove(path);
+	assert_true(room >= sizeof bytes);
+	assert_true(disk > 0);
+	char gone[700];
+	snprintf(gone, sizeof gone, "%s/none", sub);
+	assert_int_equal(tt_os_disk_room(gone), -ENOENT);
+	tt_temp_dir_remove(sub);
+	tt_temp_dir_remove(dir);
+}
+
 /* The current directory is read, and a relative name joined to a directory, an
  * absolute one and a device (Windows: NUL) left as they are; one too long said. */
 static void test_path_in(void **state)
@@ -2740,7 +2772,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_join_within), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_reserve_growable), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
-		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_path_regular), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust), cmocka_unit_test(test_out_trust), cmocka_unit_test(test_in_place),
+		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename),
+		cmocka_unit_test(test_dir_room), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_path_regular), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust), cmocka_unit_test(test_out_trust), cmocka_unit_test(test_in_place),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity), cmocka_unit_test(test_file_copy),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room), cmocka_unit_test(test_file_at),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_thread_counters),

@@ -4,7 +4,7 @@
  *
  *   causes.exe [--etw] OUT.ttr
  *
- * --etw: the run its switches split (src/portable/etw.c), which needs real Windows and
+ * --etw: the run its switches split (src/base/switches_windows.c), which needs real Windows and
  * an administrator: exit 77 under Wine (whose ETW has no kernel events) or not
  * elevated. */
 #include <stdio.h>

@@ -11,8 +11,8 @@ why.
 
     causes.py WRAPPER EXE [--etw]
 
---etw: the run is split by its threads' switches (an ETW session of its own, src/portable/
-etw.c): causes_from "switches", the sleep blocked, the computation on CPU or preempted;
+--etw: the run is split by its threads' switches (an ETW session of its own, src/base/
+switches_windows.c): causes_from "switches", the sleep blocked, the computation on CPU or preempted;
 it needs real Windows and an administrator (exit 77 otherwise, as under Wine).
 Without Wine or the Linux `ticktrace` (as recorder.py finds it), exit 77."""
 import json
