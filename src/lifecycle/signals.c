@@ -10,6 +10,7 @@
  * TT__CRASH_WAIT_S seconds, in case the crash left a lock held), then the platform
  * lets the signal or exception go on as it would have gone. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +45,12 @@ static void tt__service_dump(void)
 	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
 	/* (the mode keeps fork out of its writing: modes.c, or its drain thread) */
 	int err = crash ? tt__mode->finish() : tt__mode->dump(NULL);
-	char path[4096], cause[TT_CRASH_TEXT];
-	if (err)
-		fprintf(tt__err, "ticktrace: could not write the trace on %s to %s: %s\n",
-			tt_crash_text((uint32_t)(crash ? crash : tt__dump_signal), cause, sizeof cause),
-			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err));
+	char path[4096];
+	uint32_t cause = (uint32_t)(crash ? crash : tt__dump_signal);
+	if (err) /* (Windows' exception: its code, as the file's crash_signal) */
+		fprintf(tt__err, TT_CRASH_EXCEPTION(cause) ? "ticktrace: could not write the trace on exception 0x%08" PRIX32 " to %s: %s\n"
+							   : "ticktrace: could not write the trace on signal %" PRIu32 " to %s: %s\n",
+			cause, tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err));
 }
 
 /* tt-dump asked to end (base.h): a request of none, which wakes it. */
