@@ -598,7 +598,8 @@ int tt_os_clock_by_tsc(void);
  * fields (sections/header.c), into `machine` (format.h: struct tt_machine_info): Linux's
  * time namespace's offsets (TT_MACHINE_TIMENS, where the kernel has time namespaces),
  * its boot id and machine id (16 bytes each, left 0 where they do not read as 32
- * hexadecimal digits); Windows says none of them. */
+ * hexadecimal digits); Windows says none of them, but that it is Windows
+ * (TT_MACHINE_WINDOWS: what the tools say of its clocks and steal). */
 void tt_os_machine_ids(struct tt_machine_info *machine);
 
 /* Calls crashed(cause) when the process dies of a fault nobody handles (a fatal

@@ -1403,7 +1403,7 @@ int tt_os_clock_by_tsc(void)
 
 void tt_os_machine_ids(struct tt_machine_info *machine)
 {
-	(void)machine;
+	machine->flags |= TT_MACHINE_WINDOWS;
 }
 
 static void (*tt_os_crashed)(uint32_t cause);
