@@ -193,7 +193,9 @@ int tt__fd_own_table(void) TT__HIDDEN;
 /* A stdio stream writing to f, which checks it before each write; fclose closes it
  * as tt__fd_close does. NULL with errno. */
 FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
-/* tt__err_start notes the file at number 2 at start (before it, and where no stream
+#endif
+/* (Windows: stderr throughout, nothing kept, no fork; TICKTRACE_LOG is Linux's)
+ * tt__err_start notes the file at number 2 at start (before it, and where no stream
  * can be made, tt__err is stderr). */
 void tt__err_start(void) TT__HIDDEN;
 /* Where the lines go from now on (TICKTRACE_LOG, lifecycle/config.c decides): the
@@ -215,7 +217,6 @@ void tt__err_keep(void) TT__HIDDEN;
 void tt__err_flush(void) TT__HIDDEN;
 /* In a forked child: the parent's log let go; the child's named at its first line. */
 void tt__err_after_fork_in_child(void) TT__HIDDEN;
-#endif
 /* A copy of the program's descriptor `fd` in the calling thread's table (close-on-
  * exec; from a table of its own, pidfd_getfd, Linux 5.6; Windows: of the handle behind
  * the C library's descriptor, not inherited, as a number), or -1 with errno. */

@@ -167,6 +167,12 @@ _Static_assert(offsetof(struct tt__hot, penter_top) == 40 && offsetof(struct tt_
 	       "asm/penter_win64.asm HOT_PENTER_TOP, HOT_PENTER_END, HOT_PENTER_BASE");
 /* The calls _pexit can name, nested, in a thread's slot, before its stack grows. */
 #define TT__PENTER_DEPTH 1024
+/* slow_path_windows.c: asm/record_win64.asm's slow path (entry NULL: the lookup
+ * failed; else the thread's own, its cursor past the reservation that did not fit),
+ * and _penter's and _pexit's (asm/penter_win64.asm) */
+void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot *entry) TT__HIDDEN;
+void tt__penter_slow(uint64_t fn) TT__HIDDEN;
+void tt__pexit_slow(void) TT__HIDDEN;
 #endif
 
 /* One recording thread. */

@@ -14,9 +14,8 @@
 /* The run's memory for buffers by default: a quarter of the machine's. */
 static uint64_t tt__default_memory(void)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	uint64_t physical = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_C(4) << 30;
-	return physical / 4;
+	uint64_t physical = tt_os_memory_size();
+	return (physical ? physical : UINT64_C(4) << 30) / 4;
 }
 
 /* TICKTRACE_MEMORY: bytes, or with a suffix K, M or G (KiB, MiB, GiB). */
@@ -147,8 +146,8 @@ static void tt__config_log(const char *log)
 		where = TT__LOG_OFF;
 	} else if (log && *log && strcmp(log, "stderr") != 0) {
 		char cwd[4096];
-		tt_in_dir(log, getcwd(cwd, sizeof cwd) ? cwd : "", tt__log_pattern,
-				 sizeof tt__log_pattern);
+		tt_in_dir(log, tt_os_current_dir(cwd, sizeof cwd) ? cwd : "", tt__log_pattern,
+			  sizeof tt__log_pattern);
 		where = TT__LOG_FILE;
 	} else if ((!log || !*log) && !isatty(2) && (tt__config.zero_markup || tt__record_keeps_logs())) {
 		where = TT__LOG_FILE;

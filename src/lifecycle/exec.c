@@ -10,7 +10,9 @@
  * shell (dash) leaves by _exit, and each of make's recipe shells left only its live
  * buffers, said as a run killed. And in the process that started the run, which
  * skips its own exit handlers on purpose, maybe from a signal handler, and wrote no
- * trace and said nothing: its run ends by the service thread (async-signal-safe). */
+ * trace and said nothing: its run ends by the service thread (async-signal-safe).
+ * And daemon(), whose parent leaves by _exit. (Linux's alone: Windows has no exec
+ * to interpose, nor fork.) */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -202,4 +204,30 @@ void _exit(int status)
 void _Exit(int status)
 {
 	tt__leave("_Exit", status);
+}
+
+/* daemon(), interposed: the C library's forks, and its parent leaves by _exit, which
+ * runs no exit handler (tt__after_fork_in_parent ends the parent's run). A daemon()
+ * that fails in the parent returns to a program that records no more, and says so. */
+TT_API int daemon(int nochdir, int noclose);
+
+int daemon(int nochdir, int noclose)
+{
+	int (*next)(int, int) = (int (*)(int, int))dlsym(RTLD_NEXT, "daemon");
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	tt__init();
+	pid_t parent = getpid();
+	tt__in_daemon = 1;
+	int ret = next(nochdir, noclose);
+	tt__in_daemon = 0;
+	if (ret < 0 && getpid() == parent && !tt__config.off) {
+		int err = errno;
+		fprintf(tt__err, "ticktrace: daemon failed: the trace was written before it, and "
+			"nothing more is recorded\n");
+		errno = err;
+	}
+	return ret;
 }

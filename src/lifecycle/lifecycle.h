@@ -14,6 +14,9 @@ void tt__finish(void) TT__HIDDEN;
 /* Whether this is a vfork child (of a process that started the run): it shares that
  * process's memory, and the image it execs is a process's first. */
 int tt__in_vfork_child(void) TT__HIDDEN;
+/* Set while the program is in daemon() (exec.c's, Linux's): its fork's parent leaves
+ * by _exit, its run ended as the fork returns there. */
+extern int tt__in_daemon TT__HIDDEN;
 
 /* config.c: TICKTRACE, TICKTRACE_BUFFER, TICKTRACE_MODE into tt__config */
 void tt__config_read(void) TT__HIDDEN;

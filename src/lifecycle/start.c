@@ -1,25 +1,25 @@
 /* Start-up, exit and fork, and the public controls that concern the whole run
- * (tt_enable, tt_disable, tt_dump). */
-#include <dlfcn.h>
+ * (tt_enable, tt_disable, tt_dump). How the system starts and ends a run is the
+ * platform's: a constructor (a DLL's attach), the exit (tt_os_at_exit: atexit;
+ * Windows' C runtime's table, a DLL's detach, the last thread's end), fork
+ * (tt_os_at_fork: Windows has none). */
 #include <errno.h>
-#include <pthread.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "lifecycle/lifecycle.h"
 
-static pthread_once_t tt__once = PTHREAD_ONCE_INIT;
+static struct tt_os_once tt__once;
 
 /* The process that started the runtime (or the child a fork made), as opposed to
  * a vfork child, which shares its memory: that one must not end its run. */
-static pid_t tt__owner_pid;
+static uint32_t tt__owner_pid;
 
 int tt__in_vfork_child(void)
 {
-	return tt__owner_pid && getpid() != tt__owner_pid;
+	return tt__owner_pid && tt_os_process_id() != tt__owner_pid;
 }
 
 /* The run's end begun (tt__finish), and whether it recorded then: a child that
@@ -34,10 +34,10 @@ static void tt__say_given_back(void)
 	char text[TT_GAVE_BACK_TEXT];
 	if (!tt_gave_back_text(tt__threads_given_back(), text, sizeof text))
 		return;
-	struct rlimit nproc;
+	uint64_t nproc = tt_os_processes_limit();
 	char limit[64] = "";
-	if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
-		snprintf(limit, sizeof limit, " (ulimit -u %llu)", (unsigned long long)nproc.rlim_cur);
+	if (nproc)
+		snprintf(limit, sizeof limit, " (ulimit -u %" PRIu64 ")", nproc);
 	fprintf(tt__err, "ticktrace: the program's pthread_create met the limit on the user's "
 		"processes (EAGAIN: RLIMIT_NPROC%s, or a cgroup's pids.max): ticktrace ended threads "
 		"of its own so that the program's could start: %s\n", limit, text);
@@ -45,7 +45,7 @@ static void tt__say_given_back(void)
 
 void tt__finish(void)
 {
-	if (tt__config.off || getpid() != tt__owner_pid ||
+	if (tt__config.off || tt_os_process_id() != tt__owner_pid ||
 	    __atomic_exchange_n(&tt__finished, 1, __ATOMIC_SEQ_CST))
 		return;
 	tt__recording_at_finish = __atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST);
@@ -98,8 +98,7 @@ static void tt__before_fork(void)
 	tt__background_fork(1);
 }
 
-/* Set while the program is in daemon(): its fork's parent leaves by _exit. */
-static int tt__in_daemon;
+int tt__in_daemon;
 
 static void tt__after_fork_in_parent(void)
 {
@@ -119,7 +118,7 @@ static void tt__after_fork_in_child(void)
 	 * and take a new start anchor for the new process. */
 	tt__forked = 1;
 	tt__exec_image = 0;
-	tt__owner_pid = getpid();
+	tt__owner_pid = tt_os_process_id();
 	if (tt__finished) {
 		tt__finished = 0;
 		__atomic_store_n(&tt__recording, tt__recording_at_finish, __ATOMIC_SEQ_CST);
@@ -142,32 +141,6 @@ static void tt__after_fork_in_child(void)
 	/* (its switches from the child's start, before its next event) */
 	tt__sched_thread_starts(1, 0);
 	tt__in_slow_path = 0;
-}
-
-/* daemon(), interposed: the C library's forks, and its parent leaves by _exit, which
- * runs no exit handler (tt__after_fork_in_parent ends the parent's run). A daemon()
- * that fails in the parent returns to a program that records no more, and says so. */
-TT_API int daemon(int nochdir, int noclose);
-
-int daemon(int nochdir, int noclose)
-{
-	int (*next)(int, int) = (int (*)(int, int))dlsym(RTLD_NEXT, "daemon");
-	if (!next) {
-		errno = ENOSYS;
-		return -1;
-	}
-	tt__init();
-	pid_t parent = getpid();
-	tt__in_daemon = 1;
-	int ret = next(nochdir, noclose);
-	tt__in_daemon = 0;
-	if (ret < 0 && getpid() == parent && !tt__config.off) {
-		int err = errno;
-		fprintf(tt__err, "ticktrace: daemon failed: the trace was written before it, and "
-			"nothing more is recorded\n");
-		errno = err;
-	}
-	return ret;
 }
 
 static void tt__init_once_guarded(void)
@@ -214,9 +187,9 @@ static void tt__init_once_guarded(void)
 		fprintf(tt__err, "ticktrace: no thread for thread states: the trace has none\n");
 	if (tt__signals_init() < 0)
 		fprintf(tt__err, "ticktrace: no service thread: no trace on signals or crashes\n");
-	pthread_atfork(tt__before_fork, tt__after_fork_in_parent, tt__after_fork_in_child);
-	tt__owner_pid = getpid();
-	atexit(tt__at_exit);
+	tt_os_at_fork(tt__before_fork, tt__after_fork_in_parent, tt__after_fork_in_child);
+	tt__owner_pid = tt_os_process_id();
+	tt_os_at_exit(tt__at_exit);
 	__atomic_store_n(&tt__recording, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -237,7 +210,7 @@ static void tt__init_once(void)
 
 void tt__init(void)
 {
-	pthread_once(&tt__once, tt__init_once);
+	tt_os_once(&tt__once, tt__init_once);
 }
 
 /* The modes' interface before start-up: a thread's first event starts ticktrace,

@@ -119,6 +119,14 @@ int tt_os_at_exit(void (*end)(void))
 	return atexit(end) ? -ENOMEM : 0;
 }
 
+_Static_assert(sizeof(pthread_once_t) <= sizeof(struct tt_os_once) && PTHREAD_ONCE_INIT == 0,
+	       "a zeroed struct tt_os_once is a pthread_once_t not yet run");
+
+void tt_os_once(struct tt_os_once *once, void (*init)(void))
+{
+	pthread_once((pthread_once_t *)(void *)once, init);
+}
+
 int tt_os_thread_start(struct tt_os_thread *thread, void *(*main)(void *arg), void *arg, size_t stack)
 {
 	/* (kept loaded: the runtime's library is linked -z nodelete) */
@@ -239,6 +247,19 @@ uint32_t tt_os_cpus(void)
 	cpu_set_t cpus;
 	long n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (uint32_t)n : 1;
+}
+
+uint64_t tt_os_memory_size(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+uint64_t tt_os_processes_limit(void)
+{
+	struct rlimit nproc;
+	return getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY ? (uint64_t)nproc.rlim_cur
+										     : 0;
 }
 
 int tt_os_usage(int thread, struct tt_os_usage *usage)
@@ -1165,29 +1186,248 @@ void tt_os_machine_tick(struct tt_machine_info *machine)
 	(void)machine; /* (CLOCK_THREAD_CPUTIME_ID: exact) */
 }
 
-static void (*tt_os_crashed)(uint32_t cause);
-static const int tt_os_fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-static struct sigaction tt_os_fatal_before[sizeof tt_os_fatal / sizeof tt_os_fatal[0]];
+/* The signals that end the program (moved from lifecycle/signals.c). A crash
+ * (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) calls crashed() on its thread, then the
+ * signal goes on to the handler the program had installed before, or, where that was
+ * the default action, the default action is restored and the signal raised again.
+ *
+ * SIGTERM, SIGINT, SIGHUP and SIGPIPE (a `kill`, systemd's stop, Ctrl-C, a closed
+ * terminal, a pipe's reader gone: `prog | head`) do the same where the program left
+ * their default action, which ends it: crashed(), then the default action ends the
+ * program as it would have. Where the program ignores one (nohup, a server ignoring
+ * SIGPIPE), ticktrace takes none.
+ *
+ * A handler the program installs after ticktrace started replaces ticktrace's; and the
+ * program asking (sigaction, signal) of one of those four sees the action it
+ * had, not ticktrace's: one that installs its handler only over the default does.
+ * Where the program sets one back to its default (gzip's and many GNU tools' handlers:
+ * clean up, SIG_DFL, raise it again), ticktrace's is installed instead, shown as that
+ * default, so the raise that follows has crashed() called. A handler of the program's
+ * with SA_RESETHAND, which the kernel would reset to the default unseen, goes through
+ * ticktrace's reset: the program's handler runs over ticktrace's, installed as its
+ * default. An ignored one is never taken. */
+static const int tt_os_fatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+static const int tt_os_end_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE};
 
-static void tt_os_crash_handler(int signal)
+static struct sigaction tt_os_program_actions[NSIG]; /* what the program had installed */
+static int tt_os_end_taken; /* (the four are taken back at their default: crashes handled) */
+static int tt_os_dump_sig;
+static void (*tt_os_crashed)(uint32_t cause);
+static void (*tt_os_dump_asked)(void);
+
+typedef int (*tt_os_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*tt_os_handler_fn)(int);
+static tt_os_sigaction_fn tt_os_next_sigaction;
+static tt_os_handler_fn (*tt_os_next_signal)(int, tt_os_handler_fn);
+
+/* The C library's own (found before any signal handler may call them: dlsym is not
+ * async-signal-safe). */
+static void tt_os_find_next_signal_calls(void)
 {
-	static int once;
-	if (!__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
-		tt_os_crashed((uint32_t)signal);
-	for (size_t i = 0; i < sizeof tt_os_fatal / sizeof tt_os_fatal[0]; i++)
-		if (tt_os_fatal[i] == signal)
-			sigaction(signal, &tt_os_fatal_before[i], NULL);
-	raise(signal); /* (the handler before, or the default: the process dies of it) */
+	if (!tt_os_next_sigaction)
+		tt_os_next_sigaction = (tt_os_sigaction_fn)(uintptr_t)dlsym(RTLD_NEXT, "sigaction");
+	if (!tt_os_next_signal)
+		tt_os_next_signal = (tt_os_handler_fn(*)(int, tt_os_handler_fn))(uintptr_t)dlsym(RTLD_NEXT, "signal");
 }
 
-int tt_os_on_crash(void (*crashed)(uint32_t cause))
+/* The signal goes where it would have gone without ticktrace. */
+static void tt_os_chain(int sig, siginfo_t *info, void *context)
+{
+	struct sigaction program = tt_os_program_actions[sig];
+	/* As the kernel would have done before calling it. */
+	if (program.sa_flags & SA_RESETHAND) {
+		tt_os_program_actions[sig].sa_handler = SIG_DFL;
+		tt_os_program_actions[sig].sa_flags = 0;
+	}
+	if (program.sa_flags & SA_SIGINFO) {
+		program.sa_sigaction(sig, info, context);
+		return;
+	}
+	/* Ignored (inherited so across exec): a signal sent is dropped, but a fault the
+	 * kernel raised would come back at its instruction forever; the kernel kills a
+	 * program that ignores one, and so does this. */
+	if (program.sa_handler == SIG_IGN && (!info || info->si_code <= 0))
+		return;
+	if (program.sa_handler != SIG_DFL && program.sa_handler != SIG_IGN) {
+		program.sa_handler(sig);
+		return;
+	}
+	/* Blocked while this handler runs: it comes again, with the default action, as
+	 * soon as the handler returns (a fault would anyway, at its instruction). */
+	tt_os_next_signal(sig, SIG_DFL); /* (not signal: that would take it back) */
+	raise(sig);
+}
+
+static void tt_os_on_fault(int sig, siginfo_t *info, void *context)
+{
+	int saved_errno = errno;
+	tt_os_crashed((uint32_t)sig);
+	tt_os_chain(sig, info, context);
+	errno = saved_errno;
+}
+
+static void tt_os_on_dump_signal(int sig)
+{
+	(void)sig;
+	int saved_errno = errno;
+	tt_os_dump_asked();
+	errno = saved_errno;
+}
+
+static int tt_os_end_signal(int sig)
+{
+	for (size_t i = 0; i < sizeof tt_os_end_signals / sizeof tt_os_end_signals[0]; i++)
+		if (sig == tt_os_end_signals[i])
+			return 1;
+	return 0;
+}
+
+/* Ticktrace's action for a signal that ends the program, installed in its place. */
+static int tt_os_take_end(int sig, struct sigaction *was)
+{
+	struct sigaction action = {.sa_sigaction = tt_os_on_fault, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+	sigfillset(&action.sa_mask);
+	return tt_os_next_sigaction(sig, &action, was);
+}
+
+/* A handler of the program's with SA_RESETHAND, run as the kernel would (reset first),
+ * the default it is reset to ticktrace's. */
+static void tt_os_on_reset(int sig, siginfo_t *info, void *context)
+{
+	int saved_errno = errno;
+	tt_os_take_end(sig, NULL);
+	errno = saved_errno;
+	tt_os_chain(sig, info, context);
+}
+
+/* Whether `seen` is ticktrace's action for a signal that ends the program, which the
+ * program is shown as the action it had (the default, or its own handler under
+ * tt_os_on_reset). (A crash signal's is shown as it is: a handler of the program's that
+ * chains to the one it found then has crashed() called.) */
+static int tt_os_taken_for_program(int sig, const struct sigaction *seen)
+{
+	return tt_os_end_signal(sig) && (seen->sa_flags & SA_SIGINFO) &&
+	       (seen->sa_sigaction == tt_os_on_fault || seen->sa_sigaction == tt_os_on_reset);
+}
+
+/* Whether the program's `action` for `sig` is one ticktrace puts its own under: the
+ * default of a signal that ends the program, or a handler the kernel resets to it. */
+static int tt_os_takes(int sig, const struct sigaction *action)
+{
+	if (!action || !__atomic_load_n(&tt_os_end_taken, __ATOMIC_ACQUIRE) || !tt_os_end_signal(sig) ||
+	    sig == tt_os_dump_sig)
+		return 0;
+	int handler = (action->sa_flags & SA_SIGINFO) ||
+		      (action->sa_handler != SIG_DFL && action->sa_handler != SIG_IGN);
+	return handler ? (action->sa_flags & SA_RESETHAND) != 0 : action->sa_handler == SIG_DFL;
+}
+
+__attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *action,
+							 struct sigaction *old)
+{
+	tt_os_find_next_signal_calls();
+	if (!tt_os_takes(sig, action)) {
+		int rc = tt_os_next_sigaction(sig, action, old);
+		if (rc == 0 && old && tt_os_taken_for_program(sig, old))
+			*old = tt_os_program_actions[sig];
+		return rc;
+	}
+	/* (what the program asks is written before ticktrace's goes in: its handlers read it) */
+	struct sigaction had = tt_os_program_actions[sig], was;
+	tt_os_program_actions[sig] = *action;
+	int rc;
+	if (action->sa_flags & SA_RESETHAND) {
+		struct sigaction reset = *action;
+		reset.sa_flags = (action->sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+		reset.sa_sigaction = tt_os_on_reset;
+		rc = tt_os_next_sigaction(sig, &reset, &was);
+	} else {
+		rc = tt_os_take_end(sig, &was);
+	}
+	if (rc != 0)
+		tt_os_program_actions[sig] = had;
+	else if (old)
+		*old = tt_os_taken_for_program(sig, &was) ? had : was;
+	return rc;
+}
+
+__attribute__((visibility("default"))) tt_os_handler_fn signal(int sig, tt_os_handler_fn handler)
+{
+	tt_os_find_next_signal_calls();
+	struct sigaction action = {.sa_handler = handler, .sa_flags = SA_RESTART}, was;
+	if (tt_os_takes(sig, &action)) /* (the default: through sigaction, which takes it) */
+		return sigaction(sig, &action, &was) == 0 ? was.sa_handler : SIG_ERR;
+	tt_os_handler_fn had = tt_os_next_signal(sig, handler);
+	/* (the C library returns a handler's sa_handler, which shares sa_sigaction's place) */
+	struct sigaction seen = {.sa_sigaction = (void (*)(int, siginfo_t *, void *))(uintptr_t)had,
+				 .sa_flags = SA_SIGINFO};
+	return had != SIG_ERR && tt_os_taken_for_program(sig, &seen) ? tt_os_program_actions[sig].sa_handler
+								      : had;
+}
+
+static int tt_os_install(int sig, struct sigaction *action)
+{
+	sigfillset(&action->sa_mask);
+	return sigaction(sig, action, &tt_os_program_actions[sig]);
+}
+
+int tt_os_dump_signal(const char *name)
+{
+	static const struct {
+		const char *name;
+		int number;
+	} names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT},
+		     {"PWR", SIGPWR}, {"WINCH", SIGWINCH}, {"URG", SIGURG}};
+	const char *bare = strncmp(name, "SIG", 3) == 0 ? name + 3 : name;
+	int sig = 0;
+	for (size_t i = 0; i < sizeof names / sizeof names[0] && !sig; i++)
+		if (strcmp(bare, names[i].name) == 0)
+			sig = names[i].number;
+	if (!sig) {
+		char *end;
+		long number = strtol(name, &end, 10);
+		sig = *name && !*end && number > 0 && number < NSIG ? (int)number : 0;
+	}
+	/* A crash signal would then loop at its fault; SIGKILL and SIGSTOP take no
+	 * handler. */
+	for (size_t i = 0; i < sizeof tt_os_fatal / sizeof tt_os_fatal[0]; i++)
+		if (sig == tt_os_fatal[i])
+			sig = 0;
+	return sig == SIGKILL || sig == SIGSTOP ? 0 : sig;
+}
+
+int tt_os_on_signal(int sig, void (*asked)(void))
+{
+	tt_os_find_next_signal_calls();
+	tt_os_dump_asked = asked;
+	tt_os_dump_sig = sig;
+	struct sigaction action = {.sa_handler = tt_os_on_dump_signal, .sa_flags = SA_RESTART};
+	return tt_os_install(sig, &action) ? -errno : 0;
+}
+
+int tt_os_on_crash(void (*crashed)(uint32_t cause), int ends)
 {
 	tt_os_crashed = crashed;
-	struct sigaction sa = {.sa_handler = tt_os_crash_handler};
+	tt_os_find_next_signal_calls();
+	struct sigaction action = {.sa_sigaction = tt_os_on_fault, .sa_flags = SA_SIGINFO | SA_ONSTACK};
 	for (size_t i = 0; i < sizeof tt_os_fatal / sizeof tt_os_fatal[0]; i++)
-		if (sigaction(tt_os_fatal[i], &sa, &tt_os_fatal_before[i]) != 0)
-			return -errno;
+		tt_os_install(tt_os_fatal[i], &action);
+	if (!ends)
+		return 0;
+	__atomic_store_n(&tt_os_end_taken, 1, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < sizeof tt_os_end_signals / sizeof tt_os_end_signals[0]; i++) {
+		struct sigaction now;
+		int sig = tt_os_end_signals[i];
+		if (sig != tt_os_dump_sig && sigaction(sig, NULL, &now) == 0 &&
+		    !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL)
+			tt_os_install(sig, &action);
+	}
 	return 0;
+}
+
+int tt_os_at_fork(void (*before)(void), void (*parent)(void), void (*child)(void))
+{
+	return -pthread_atfork(before, parent, child);
 }
 
 /* ---- a thread's counters ---- */

@@ -66,6 +66,13 @@ int tt_os_exit_set(struct tt_os_exit_key *key, void *value);
  * process exits as Windows would have. The module is kept loaded from then on. 0 or
  * -errno. */
 int tt_os_at_exit(void (*end)(void));
+/* Runs init() once, however many threads call this, the others waiting until it
+ * returned (pthread_once: a fork's child while another thread ran it runs it again;
+ * InitOnceExecuteOnce). `once` zeroed before. */
+struct tt_os_once {
+	void *state;
+};
+void tt_os_once(struct tt_os_once *once, void (*init)(void));
 
 /* Starts a thread of ticktrace's own running main(arg) (what it returns is dropped),
  * with every signal blocked (Linux: the program's signals are not for it), on a stack
@@ -123,6 +130,12 @@ void tt_os_yield(void);
 void tt_os_sleep_ns(int64_t ns);
 /* The CPUs the process may run on (its affinity; 1 at least). */
 uint32_t tt_os_cpus(void);
+/* The machine's memory in bytes (its physical pages; GlobalMemoryStatusEx); 0 where
+ * the system does not say. */
+uint64_t tt_os_memory_size(void);
+/* How many processes the user may run (the soft RLIMIT_NPROC), which a thread the
+ * program starts counts against; 0: no limit known (Windows has none). */
+uint64_t tt_os_processes_limit(void);
 /* The page faults and the switches the system forced so far (getrusage), of the
  * calling thread (`thread` 1) or of the whole process: 0, or -ENOSYS, zeroes, where
  * the system does not say (Windows: no thread's; the process's faults only on real
@@ -598,7 +611,8 @@ int tt_os_clock_by_tsc(void);
  * fields (sections/header.c), into `machine` (format.h: struct tt_machine_info): Linux's
  * time namespace's offsets (TT_MACHINE_TIMENS, where the kernel has time namespaces),
  * its boot id and machine id (16 bytes each, left 0 where they do not read as 32
- * hexadecimal digits); Windows says none of them. */
+ * hexadecimal digits); Windows says none of them, but that it is Windows
+ * (TT_MACHINE_WINDOWS: what the tools say of its clocks and steal). */
 void tt_os_machine_ids(struct tt_machine_info *machine);
 /* The step the threads' CPU times moved by, as found in those read so far (Windows' thread
  * times, in ticks: the greatest divisor of all, 1 ms or more), into `machine`'s tick_ns
@@ -606,12 +620,29 @@ void tt_os_machine_ids(struct tt_machine_info *machine);
  * times are each cut to a tick); Linux's, exact, none. */
 void tt_os_machine_tick(struct tt_machine_info *machine);
 
-/* Calls crashed(cause) once when the process dies of a fault nobody handles (a fatal
+/* Calls crashed(cause) when the process dies of a fault nobody handles (a fatal
  * signal: its number, Windows' abort() as Linux's SIGABRT, 6; an unhandled exception: its code, 0xC0000005 for an access
  * violation, which no signal number reaches: format.h's crash_signal), on the
- * faulting thread, before the system ends it: the handlers installed before are kept
- * and called after. 0 or -errno. */
-int tt_os_on_crash(void (*crashed)(uint32_t cause));
+ * faulting thread (Linux: each one; Windows: the first), before the system ends it:
+ * the handlers installed before are kept and called after. With `ends`, so too where
+ * a signal whose default action ends the program comes while the program left that
+ * default (Linux: SIGTERM, SIGINT, SIGHUP, SIGPIPE, but tt_os_on_signal's; the
+ * program asking, sigaction and signal interposed, is shown the action it had, one
+ * it sets back to the default or installs with SA_RESETHAND goes through ticktrace's;
+ * Windows has none). crashed() runs in a signal handler: async-signal-safe, errno
+ * kept. 0 or -errno. */
+int tt_os_on_crash(void (*crashed)(uint32_t cause), int ends);
+/* The signal `name` names ("SIGUSR2", "USR2", or its number) where ticktrace may take
+ * it to dump: its number; 0 where it names none, or a crash's, SIGKILL or SIGSTOP;
+ * -ENOSYS where the system has no signals to send (Windows). */
+int tt_os_dump_signal(const char *name);
+/* Calls asked() (in a signal handler: async-signal-safe, errno kept) each time `sig`,
+ * tt_os_dump_signal's, comes, with every signal blocked meanwhile; before
+ * tt_os_on_crash, which then leaves `sig` to it. 0 or -errno. */
+int tt_os_on_signal(int sig, void (*asked)(void));
+/* Calls before() ahead of each fork, and parent() and child() after it in each
+ * (pthread_atfork; Windows has no fork: nothing). 0 or -errno. */
+int tt_os_at_fork(void (*before)(void), void (*parent)(void), void (*child)(void));
 
 /* ---- a thread's counters ---- */
 

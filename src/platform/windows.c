@@ -369,6 +369,26 @@ int tt_os_at_exit(void (*end)(void))
 	return err;
 }
 
+_Static_assert(sizeof(INIT_ONCE) == sizeof(struct tt_os_once), "a zeroed struct tt_os_once is an INIT_ONCE");
+
+struct tt_os_once_call {
+	void (*init)(void);
+};
+
+static BOOL CALLBACK tt_os_once_run(INIT_ONCE *once, void *call, void **context)
+{
+	(void)once;
+	(void)context;
+	((struct tt_os_once_call *)call)->init();
+	return TRUE;
+}
+
+void tt_os_once(struct tt_os_once *once, void (*init)(void))
+{
+	struct tt_os_once_call call = {init};
+	InitOnceExecuteOnce((INIT_ONCE *)(void *)once, tt_os_once_run, &call, NULL);
+}
+
 struct tt_os_start {
 	void *(*main)(void *arg);
 	void *arg;
@@ -487,6 +507,17 @@ uint32_t tt_os_cpus(void)
 	SYSTEM_INFO info;
 	GetSystemInfo(&info);
 	return info.dwNumberOfProcessors ? info.dwNumberOfProcessors : 1;
+}
+
+uint64_t tt_os_memory_size(void)
+{
+	MEMORYSTATUSEX status = {.dwLength = sizeof status};
+	return GlobalMemoryStatusEx(&status) ? status.ullTotalPhys : 0;
+}
+
+uint64_t tt_os_processes_limit(void)
+{
+	return 0;
 }
 
 int tt_os_usage(int thread, struct tt_os_usage *usage)
@@ -1439,7 +1470,7 @@ int tt_os_clock_by_tsc(void)
 
 void tt_os_machine_ids(struct tt_machine_info *machine)
 {
-	(void)machine;
+	machine->flags |= TT_MACHINE_WINDOWS;
 }
 
 void tt_os_machine_tick(struct tt_machine_info *machine)
@@ -1506,12 +1537,34 @@ static void tt_os_aborted(int sig)
 		tt_os_abort_next(sig);
 }
 
-int tt_os_on_crash(void (*crashed)(uint32_t cause))
+int tt_os_on_crash(void (*crashed)(uint32_t cause), int ends)
 {
+	(void)ends; /* (no signal ends a program by default: a console's Ctrl-C, say, is not taken) */
 	tt_os_crashed = crashed;
 	tt_os_abort_next = signal(SIGABRT, tt_os_aborted);
 	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
 	return AddVectoredExceptionHandler(1, tt_os_overflow_first) ? 0 : -ENOMEM;
+}
+
+int tt_os_dump_signal(const char *name)
+{
+	(void)name;
+	return -ENOSYS;
+}
+
+int tt_os_on_signal(int sig, void (*asked)(void))
+{
+	(void)sig;
+	(void)asked;
+	return -ENOSYS;
+}
+
+int tt_os_at_fork(void (*before)(void), void (*parent)(void), void (*child)(void))
+{
+	(void)before;
+	(void)parent;
+	(void)child;
+	return 0;
 }
 
 /* ---- a thread's counters ---- */

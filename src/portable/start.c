@@ -338,7 +338,7 @@ void tt__start(void)
 		/* (before ExitProcess ends tt-stream: a DLL's atexit runs only after, at its
 		 * detach, and found tt-stream ended while it wrote) */
 		tt_os_at_exit(tt__exit);
-		if (tt_os_on_crash(tt__crashed) != 0)
+		if (tt_os_on_crash(tt__crashed, 0) != 0)
 			fprintf(stderr, "ticktrace: no crash handler: a crash leaves no trace\n");
 	}
 }

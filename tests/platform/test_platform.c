@@ -189,6 +189,59 @@ static void test_threads(void **state)
 	assert_int_equal(b.exits, 1);
 }
 
+/* ---- what the lifecycle asks of the system ---- */
+
+/* fn in two threads at once, both waited for. */
+static void tt_run_two(void (*fn)(void *))
+{
+	tt_thread a, b;
+	tt_thread_start(&a, fn, NULL);
+	tt_thread_start(&b, fn, NULL);
+	tt_thread_join(a);
+	tt_thread_join(b);
+}
+
+static struct tt_os_once tt_once_made;
+static uint32_t tt_once_runs;
+
+static void tt_once_init(void)
+{
+	__atomic_add_fetch(&tt_once_runs, 1, __ATOMIC_SEQ_CST);
+	tt_os_sleep_ns(20 * 1000 * 1000); /* (the other caller arrives meanwhile) */
+}
+
+static void tt_once_call(void *unused)
+{
+	(void)unused;
+	tt_os_once(&tt_once_made, tt_once_init);
+	/* (returns only once init() returned) */
+	assert_int_equal(__atomic_load_n(&tt_once_runs, __ATOMIC_SEQ_CST), 1);
+}
+
+/* tt_os_once runs its init once across threads, each caller returning after it; the
+ * machine's memory is said; a dump signal is named where the system sends signals
+ * (Linux), never a crash's, and Windows says it has none. */
+static void test_lifecycle_asks(void **state)
+{
+	(void)state;
+	tt_run_two(tt_once_call);
+	tt_os_once(&tt_once_made, tt_once_init);
+	assert_int_equal(tt_once_runs, 1);
+	assert_true(tt_os_memory_size() >= (UINT64_C(64) << 20));
+#ifdef _WIN32
+	assert_int_equal(tt_os_dump_signal("USR2"), -ENOSYS);
+	assert_int_equal(tt_os_processes_limit(), 0);
+#else
+	assert_int_equal(tt_os_dump_signal("SIGUSR2"), SIGUSR2);
+	assert_int_equal(tt_os_dump_signal("USR1"), SIGUSR1);
+	assert_int_equal(tt_os_dump_signal("10"), 10);
+	assert_int_equal(tt_os_dump_signal("SEGV"), 0);
+	assert_int_equal(tt_os_dump_signal("11"), 0); /* (SIGSEGV's: a crash's) */
+	assert_int_equal(tt_os_dump_signal("9"), 0);
+	assert_int_equal(tt_os_dump_signal("USR3"), 0);
+#endif
+}
+
 /* ---- keyed exits ---- */
 
 /* What a thread's exits did, in order: a letter each call. */
@@ -526,11 +579,7 @@ static void tt_count(void *arg)
 static void test_lock(void **state)
 {
 	(void)state;
-	tt_thread t1, t2;
-	tt_thread_start(&t1, tt_count, NULL);
-	tt_thread_start(&t2, tt_count, NULL);
-	tt_thread_join(t1);
-	tt_thread_join(t2);
+	tt_run_two(tt_count);
 	assert_int_equal(tt_counter, 400000);
 	assert_true(tt_os_trylock(&tt_lock));
 	assert_false(tt_os_trylock(&tt_lock));
@@ -929,7 +978,7 @@ static void test_machine_ids(void **state)
 	assert_true(machine.flags & TT_MACHINE_START_CLOCK); /* (added to, not set) */
 	uint8_t none[16] = {0};
 #ifdef _WIN32
-	assert_int_equal(machine.flags, TT_MACHINE_START_CLOCK);
+	assert_int_equal(machine.flags, TT_MACHINE_START_CLOCK | TT_MACHINE_WINDOWS);
 	assert_memory_equal(machine.boot_id, none, 16);
 	assert_memory_equal(machine.machine_id, none, 16);
 	assert_int_equal(tt_os_clock_by_tsc(), 0);
@@ -2747,7 +2796,7 @@ static void test_crash(void **state)
 	if (child == 0) {
 		tt_crash_pipe = fds[1];
 		signal(SIGSEGV, SIG_DFL); /* (cmocka's handler out of the way: the system's is after ours) */
-		if (tt_os_on_crash(tt_crash_seen) != 0)
+		if (tt_os_on_crash(tt_crash_seen, 0) != 0)
 			_exit(3);
 		raise(SIGSEGV);
 		_exit(4);
@@ -2768,7 +2817,7 @@ int main(int argc, char **argv)
 	tt_argc = argc;
 	tt_argv = argv;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
+		cmocka_unit_test(test_threads), cmocka_unit_test(test_lifecycle_asks), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_join_within), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_reserve_growable), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
