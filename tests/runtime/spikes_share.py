@@ -51,7 +51,7 @@ with tempfile.TemporaryDirectory() as tmp:
     p = subprocess.run([PROG], env=env, capture_output=True, text=True, timeout=150)
     wall = time.monotonic() - began
     check(p.returncode == 0, "the program ended with %d: %s" % (p.returncode, p.stderr))
-    cost = re.search(r"tt-spikes.*for ([0-9.]+) ms of CPU time: ([0-9.]+)% of the program's ([0-9.]+) ms",
+    cost = re.search(r"tt-spikes.*took ([0-9.]+) ms of CPU time: ([0-9.]+)% of the program's ([0-9.]+) ms",
                      p.stderr)
     held = re.search(r"held to its share .*: it held (\d+) threads? .* for ([0-9.]+) s in all, reading them up "
                      r"to ([0-9.]+) s apart, .*its last look, at exit, read what the rings held then: "
