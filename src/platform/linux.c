@@ -1637,7 +1637,9 @@ static int tt__perf_survivable(void)
 {
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2) /* (no filter: or one that would say) */
 		return 0;
-	static char stack[16384] __attribute__((aligned(16)));
+	/* (the child's stack in this thread's frame: two threads asking at once each lend
+	 * their own) */
+	char stack[8192] __attribute__((aligned(16)));
 	struct perf_event_attr attr = {.type = PERF_TYPE_SOFTWARE, .size = sizeof attr,
 				       .config = PERF_COUNT_SW_DUMMY, .exclude_kernel = 1};
 	int saved = errno;
