@@ -42,12 +42,10 @@
  * opens is seen in time for its first reading). */
 #define TT__COUNTERS_END_SHARE 4
 #define TT__COUNTERS_END_MAX_NS 6000000
-/* readings a thread's store holds at first: 8 (384 bytes; most threads need no more:
- * the benchmark's 64 threads 2 to 11), ten to a page, which its first store faults in
- * (a page each, the 64 threads' first stores were 64 faults, a twelfth of tt-sched's
- * time); then a page's, and twice as many each time (a page is one fault, not three) */
-#define TT__COUNTERS_FIRST 8
-#define TT__COUNTERS_PAGE (4096 / sizeof(struct tt_schedstat_sample))
+/* readings a thread's store holds at first: a page's (most threads need no more; a
+ * page is one fault, not three) */
+#define TT__COUNTERS_FIRST_PAGE 4096
+#define TT__COUNTERS_FIRST (TT__COUNTERS_FIRST_PAGE / sizeof(struct tt_schedstat_sample))
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
 /* tt-sched's CPU time for the counters' readings, past which it watches no new scope:
@@ -351,7 +349,8 @@ static unsigned tt__counters_closing;
  * benchmark's 64 threads, some 6 us each: a tenth of tt-sched's time); larger ones are
  * the platform's pages. Lock held. */
 #define TT__COUNTERS_FIRST_BYTES (TT__COUNTERS_FIRST * sizeof(struct tt_schedstat_sample))
-static struct tt__slab tt__counters_first_slab = {.slab_size = 16 * 4096};
+/* (a page each: the slab aligns each to 64 bytes) */
+static struct tt__slab tt__counters_first_slab = {.slab_size = 16 * TT__COUNTERS_FIRST_PAGE};
 static void *tt__counters_first_free; /* each one's first word: the next's address */
 
 static struct tt_schedstat_sample *tt__counters_alloc(size_t cap)
@@ -389,7 +388,6 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 			c->base += half;
 		} else {
 			size_t cap = !c->cap ? TT__COUNTERS_FIRST
-				   : c->cap == TT__COUNTERS_FIRST ? TT__COUNTERS_PAGE
 				   : 2u * c->cap < TT__COUNTERS_MAX ? 2u * c->cap : TT__COUNTERS_MAX;
 			struct tt_schedstat_sample *grown = tt__counters_alloc(cap);
 			if (!grown)
@@ -469,9 +467,8 @@ static uint64_t tt__counters_process_faults(void)
  * that no watch followed count 0). Where no thread of the process faulted since the
  * thread's faults were read, or the thread did not run since its last reading (its
  * CPU time the same), they are what they were: stat, the dearest file, is not read
- * (it was most of a reading's CPU time). `few`: tt__fd_few, found once a look (a
- * system call, a sixth of a reading). */
-static void tt__counters_read(struct tt__slot *slot, int few)
+ * (it was most of a reading's CPU time). */
+static void tt__counters_read(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
 	if (!c->files.tid && tt__counters_task_dir < 0)
@@ -480,9 +477,11 @@ static void tt__counters_read(struct tt__slot *slot, int few)
 		c->gone = 1; /* (its /proc files are gone: it exited) */
 		return;
 	}
-	/* (what a reading may leave as the last one had it: its faults, and its wait and
-	 * timeslices where it did not run since) */
-	struct tt_schedstat_sample reading = c->n ? c->at[c->n - 1] : (struct tt_schedstat_sample){0};
+	struct tt_schedstat_sample reading = {0};
+	if (c->n) {
+		reading.minflt = c->at[c->n - 1].minflt;
+		reading.majflt = c->at[c->n - 1].majflt;
+	}
 	uint64_t process_faults = tt__counters_process_faults();
 	int faults = !c->n || !process_faults || process_faults != c->faults_seen;
 	if (tt_os_counters_read(&c->files, &reading, faults, c->n ? c->at[c->n - 1].run_ns : 0) == 0) {
@@ -494,7 +493,7 @@ static void tt__counters_read(struct tt__slot *slot, int few)
 	/* (below a small limit, its own table's too, opened again at its next reading:
 	 * kept, a few threads' files would leave no descriptor to ask for the next
 	 * threads' switches) */
-	if (few)
+	if (tt__fd_few())
 		tt_os_counters_close(&c->files);
 }
 
@@ -945,7 +944,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			 : TT__COUNTERS_EARLY_MAX_NS;
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
-	int few = tt__fd_few();
 	if (alone)
 		tt__counters_start_share(now.monotonic_ns);
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
@@ -1002,7 +1000,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (c->watched && !tt__scopes_open(&c->scopes, c->watched) && last != c->watched) {
 			/* it ended (or, its scopes not known, the thread recorded again): the
 			 * reading after */
-			tt__counters_read(slot, few);
+			tt__counters_read(slot);
 			tt__counters_repay(c, now.monotonic_ns);
 			c->watched = 0;
 			read = 1;
@@ -1027,7 +1025,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (c->watched && (!due || (over_budget && long_open <= c->watched))) {
 			c->open_seen_ns = tt__scopes_open(&c->scopes, c->watched) ? now.monotonic_ns : c->open_seen_ns;
 			if (now.monotonic_ns >= c->next_ns) {
-				tt__counters_read(slot, few);
+				tt__counters_read(slot);
 				int64_t open_ns = now.monotonic_ns - c->since_ns;
 				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
 								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
@@ -1061,7 +1059,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			const struct tt__chunk *chunk = __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE);
 			int paced = !over_budget || chunk != c->blind_chunk;
 			if (ended || (paced && now.monotonic_ns - c->blind_ns >= pace_ns)) {
-				tt__counters_read(slot, few);
+				tt__counters_read(slot);
 				tt__counters_blind++;
 				c->blind_ns = now.monotonic_ns;
 				c->blind_tsc = now.tsc;
@@ -1115,7 +1113,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		int64_t open_ns = now.monotonic_ns - c->since_ns;
 		c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
 		if (!read)
-			tt__counters_read(slot, few);
+			tt__counters_read(slot);
 	}
 	/* Every thread quiet outside its scopes: each read once (unless it was since its
 	 * last record), where the quiet has lasted long enough for the looks it spares to
@@ -1127,7 +1125,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			struct tt__slot *slot = tt__counters_list[i];
 			uint64_t last = tt__counters_last(slot, now.tsc);
 			if (tt__counters_read_for(slot) && !tt__counters_read_since(&slot->sched.counters, last, &now, hz))
-				tt__counters_read(slot, few);
+				tt__counters_read(slot);
 		}
 	}
 	tt__sched_unlock_held_signals();

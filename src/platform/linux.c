@@ -1545,25 +1545,16 @@ static int tt_os_schedstat_waits(int fd, struct tt_schedstat_sample *out)
  * read ends a wait and a scope gives a reading stamped after the scope's end that
  * lacks the wait: a split short of it by as much, within an error that said less.
  * The CPU time first: where it grew from one reading to the next, the thread ran
- * before the next one's wait was read. Where it is `ran_ns` (the last reading's, read
- * as first; 0: none), the thread was not given a CPU since (given one, it runs), and
- * schedstat counts a wait, and a timeslice, as the thread is given one: its wait and
- * timeslices are the last reading's, left in *out, its file not read (a fifth of
- * tt-sched's readings in the benchmark: napping threads). (A wait the kernel counts
- * in part as the thread moves to another CPU's queue is then seen at the next reading
- * whose CPU time grew, as a wait under way always is.) -1: it exited, or never within
- * the span. */
-static int tt_os_schedstat_span(clockid_t clock, int fd, uint64_t ran_ns, struct tt_schedstat_sample *out)
+ * before the next one's wait was read. -1: it exited, or never within the span. */
+static int tt_os_schedstat_span(clockid_t clock, int fd, struct tt_schedstat_sample *out)
 {
 	for (int attempt = 0; attempt < 4; attempt++) {
 		struct timespec cpu;
 		int64_t from = tt_os_monotonic_ns();
-		if (clock_gettime(clock, &cpu) != 0)
-			return -1;
-		out->run_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
-		if ((!ran_ns || out->run_ns != ran_ns) && tt_os_schedstat_waits(fd, out) < 0)
+		if (clock_gettime(clock, &cpu) != 0 || tt_os_schedstat_waits(fd, out) < 0)
 			return -1;
 		out->ns = tt_os_monotonic_ns();
+		out->run_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
 		if (out->ns - from <= TT_SCHEDSTAT_SPAN_NS)
 			return 0;
 	}
@@ -1581,7 +1572,7 @@ int tt_os_counters_read_own(uint32_t tid, struct tt_schedstat_sample *out)
 	struct tt_os_moment schedstat;
 	if (tt_os_moment_open(&schedstat, tt_os_counters_file(-1, tid, "schedstat")) < 0)
 		return -1;
-	int read = tt_os_schedstat_span(CLOCK_THREAD_CPUTIME_ID, schedstat.fd, 0, out);
+	int read = tt_os_schedstat_span(CLOCK_THREAD_CPUTIME_ID, schedstat.fd, out);
 	tt_os_moment_close(&schedstat);
 	return read;
 }
@@ -1589,7 +1580,7 @@ int tt_os_counters_read_own(uint32_t tid, struct tt_schedstat_sample *out)
 int tt_os_counters_read(struct tt_os_counters *c, struct tt_schedstat_sample *out, int faults, uint64_t ran_ns)
 {
 	char text[512];
-	if (tt_os_schedstat_span((clockid_t)(uint32_t)tt_os_thread_open(c->tid), (int)c->handle, ran_ns, out) < 0)
+	if (tt_os_schedstat_span((clockid_t)(uint32_t)tt_os_thread_open(c->tid), (int)c->handle, out) < 0)
 		return -1;
 	/* Its faults after its CPU time: a thread whose CPU time is the last reading's has
 	 * not run since that reading's, and takes no fault without running, so its faults

@@ -687,12 +687,10 @@ int tt_os_counters_dir(void);
 int tt_os_counters_open(struct tt_os_counters *c, uint32_t tid, int dir);
 /* Its counters now into *out (the page faults only with `faults`, and only where its
  * CPU time is not `ran_ns`, the last reading's (0: none): the dearest part, left as
- * they are in *out without; Linux: where it is, its wait and timeslices too, which
- * the kernel counts as the thread is given a CPU), `ns` the monotonic clock once they
- * were read, the CPU time first (Linux: it and the wait within TT_SCHEDSTAT_SPAN_NS
- * before it, read again where the reader was kept off its CPU between them, then the
- * faults; Windows: two calls, no wait to miss, no faults): 0, or -1 (it exited, or
- * they were never read within the span). */
+ * they are in *out without), `ns` the monotonic clock once they were read, the CPU time
+ * first (Linux: it and the wait within TT_SCHEDSTAT_SPAN_NS before it, read again where
+ * the reader was kept off its CPU between them, then the faults; Windows: two calls, no
+ * wait to miss, no faults): 0, or -1 (it exited, or they were never read within the span). */
 int tt_os_counters_read(struct tt_os_counters *c, struct tt_schedstat_sample *out, int faults, uint64_t ran_ns);
 void tt_os_counters_close(struct tt_os_counters *c);
 /* The calling thread's own counters now (`tid`: its tt_os_thread_id; Linux: its
