@@ -279,7 +279,8 @@ void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, 
 		fwrite(causes, sizeof(*causes), 1, w->fp);
 	if (split && causes && unsplit) {
 		fwrite(unsplit, sizeof(*unsplit), 1, w->fp);
-		fwrite(tail, 1, tail_size, w->fp);
+		if (tail_size) /* (tail may be NULL: none) */
+			fwrite(tail, 1, tail_size, w->fp);
 	}
 	tt_tw_pad(w, size);
 }
