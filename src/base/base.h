@@ -101,6 +101,14 @@ int tt__thread_end_asked(void) TT__HIDDEN;
 int tt__thread_give_back(void) TT__HIDDEN;
 /* The TT_FILE_GAVE_* flags of those that ended so (format.h). */
 uint32_t tt__threads_given_back(void) TT__HIDDEN;
+/* Called by a thread of ticktrace's no give-back ends (tt-clean): `wake` gets it to
+ * look at tt__thread_end_asked as the run's end ends them all (tt__threads_end). */
+void tt__thread_ends_with(void (*wake)(void)) TT__HIDDEN;
+/* The run's end, its file written, where the process's end would end ticktrace's
+ * threads wherever they are (TT_OS_END_JOINS): every one of them told to return
+ * (tt__thread_end_asked) and waited for, 2 s at most all told, said where one did not
+ * end. Once. */
+void tt__threads_end(void) TT__HIDDEN;
 /* (tt__own_thread and tt__own_thread_main, which the patcher calls: record_protocol.h) */
 /* Around work of ticktrace's own threads that allocates: one at a time, and not
  * while a fork runs. */

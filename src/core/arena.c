@@ -407,6 +407,11 @@ static void tt__live_end(void)
 	tt__end_sleeper(&tt__live_sleeper);
 }
 
+static void tt__clean_end(void)
+{
+	tt__end_sleeper(&tt__clean_sleeper);
+}
+
 static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
@@ -470,8 +475,11 @@ static void *tt__clean_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-clean");
+	tt__thread_ends_with(tt__clean_end);
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__clean_sleeper.seq, __ATOMIC_SEQ_CST);
+		if (tt__thread_end_asked())
+			return NULL;
 		int waiting = tt__clean_queued();
 		tt__sleep(&tt__clean_sleeper, seq, waiting ? 1000000 : TT_OS_FOREVER);
 	}

@@ -527,9 +527,12 @@ static void *tt__stream_main(void *arg)
 	 * dl_iterate_phdr's lock, which the child would inherit held (a forked child's
 	 * drain makes its file while the child goes on, and forks: tmux's server and its
 	 * panes hung there, their drains waiting for that lock forever) */
-	tt__background_work(1);
-	int err = tt__stream_make_file(st);
-	tt__background_work(0);
+	int err = 0;
+	if (TT_OS_START_WAITS) { /* (else the opener made it) */
+		tt__background_work(1);
+		err = tt__stream_make_file(st);
+		tt__background_work(0);
+	}
 	__atomic_store_n(&st->made_err, err, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&st->made_seq, 1, __ATOMIC_RELEASE);
 	tt_os_wake_all(&st->made_seq);
@@ -645,10 +648,14 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.flags = TT__SLOT_RUNTIME;
 	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
 	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
-	err = tt__start_thread(&st->thread, tt__stream_main, st, !tt__forked);
-	while (!err && !tt__forked && !__atomic_load_n(&st->made_seq, __ATOMIC_ACQUIRE))
+	bool wait = TT_OS_START_WAITS && !tt__forked;
+	if (!TT_OS_START_WAITS)
+		err = tt__stream_make_file(st);
+	if (!err)
+		err = tt__start_thread(&st->thread, tt__stream_main, st, !tt__forked);
+	while (!err && wait && !__atomic_load_n(&st->made_seq, __ATOMIC_ACQUIRE))
 		tt_os_wait(&st->made_seq, 0, TT_OS_FOREVER);
-	if (!err && !tt__forked && (err = __atomic_load_n(&st->made_err, __ATOMIC_RELAXED)))
+	if (!err && wait && (err = __atomic_load_n(&st->made_err, __ATOMIC_RELAXED)))
 		tt_os_thread_join(&st->thread);
 	if (err) {
 		free(st->out);

@@ -1260,8 +1260,9 @@ int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int ex
 	}
 	if (!GetFileInformationByHandle(h, &info))
 		return tt_os_file_error(GetLastError());
-	*id = (struct tt_os_file_id){.dev = info.dwVolumeSerialNumber,
-				     .ino = (uint64_t)info.nFileIndexHigh << 32 | info.nFileIndexLow,
+	/* (its volume's serial number left out: Wine gave one as a DLL started and 0 for
+	 * the same handle later, from another thread) */
+	*id = (struct tt_os_file_id){.ino = (uint64_t)info.nFileIndexHigh << 32 | info.nFileIndexLow,
 				     .flags = flags};
 	return 0;
 }
@@ -1896,7 +1897,8 @@ static int tt_os_module_walk(const uint8_t *base, const char *path,
 	uint32_t build_id_len = tt_os_build_id(base, nt, stamp, &build_id);
 	const IMAGE_SECTION_HEADER *sec = IMAGE_FIRST_SECTION(nt);
 	for (unsigned s = 0; s < nt->FileHeader.NumberOfSections; s++) {
-		if (!(sec[s].Characteristics & IMAGE_SCN_MEM_EXECUTE))
+		/* (its data too: the call sites' descriptors, as Linux's loadable segments) */
+		if (!(sec[s].Characteristics & IMAGE_SCN_MEM_READ) || (sec[s].Characteristics & IMAGE_SCN_MEM_DISCARDABLE))
 			continue;
 		struct tt_os_module module = {
 			.path = path,

@@ -257,6 +257,9 @@ void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dro
 struct tt__retired_lib;
 struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
 void tt__library_unloaded(struct tt__retired_lib *lib) TT__HIDDEN;
+/* A module the system unloaded (tt_os_on_unload's: Windows' DLLs, under the loader's
+ * lock): the same copies kept, its ranges' list taken, until `tsc`. */
+void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t low, uint64_t high, uint64_t tsc) TT__HIDDEN;
 /* MODULES: each library unloaded so far in an UNLOADED section, then those loaded. */
 int tt__out_modules(struct tt__out *out) TT__HIDDEN;
 /* For a file written as the program runs (stream, live), before the sites of the
