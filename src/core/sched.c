@@ -226,9 +226,9 @@ void tt__sched_say_refused(void)
 			"budget (%g%% of the program's CPU time, or %g%% of one CPU's where more, and %g%% of "
 			"what its cores had idle in its first second and %g%% of what they had idle all "
 			"run long, up to %g%% of one CPU's time; a spike of %d ms and more pays for its "
-			"readings, up to %g%% of one CPU's time, and one its thread slept through, "
-			"from %d%% of its length, up to %g%% of one CPU's time, what it earned paying "
-			"for the next scopes' past the budget): at least %" PRIu64
+			"readings, up to %g%% of one CPU's time, and one its thread slept through from "
+			"what such spikes earn, %d%% of their length, up to %g%% of one CPU's time, which "
+			"past the budget pays for the next scopes too): at least %" PRIu64
 			" scope%s open long enough to be read went unread (past it, it looks every %d to %d ms, "
 			"and does not see those that open and end between), their spikes have no split\n",
 			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, TT__COUNTERS_START_PCT, TT__COUNTERS_IDLE_PCT,
