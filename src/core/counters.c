@@ -1161,9 +1161,10 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		 * reading after the last watched scope's end, the thread in the next one by
 		 * then), else one now: a thread whose scopes follow one another is read once a
 		 * scope, not twice (outside recheck r47 F10: 64 threads asleep in scopes one
-		 * after another) */
-		uint32_t first = c->n;
-		while (first > 0 && c->at[first - 1].ns > c->since_ns)
+		 * after another); a scope around one that ended, watched again, from this
+		 * look's (the readings since it opened were the inner watch's) */
+		uint32_t first = c->n - (uint32_t)(resume && read && c->n);
+		while (!resume && first > 0 && c->at[first - 1].ns > c->since_ns)
 			first--;
 		c->watch_from = c->base + first;
 		c->repaid = 0;
