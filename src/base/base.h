@@ -189,11 +189,12 @@ int tt__err_say(const char *line) TT__HIDDEN;
 int tt__fd_private_table(struct tt__fd *const *keep, size_t count) TT__HIDDEN;
 /* Whether the calling thread has a table of its own (tt__fd_private_table). */
 int tt__fd_own_table(void) TT__HIDDEN;
-#ifndef _WIN32
-/* A stdio stream writing to f, which checks it before each write; fclose closes it
- * as tt__fd_close does. NULL with errno. */
+/* A stdio stream writing to f (Linux: which checks it before each write; Windows: on
+ * its handle, no number a program closes by range; f not used once it is closed);
+ * fclose closes it as tt__fd_close does. NULL with errno. */
 FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
-#endif
+/* What a failed flush left in such a stream let go, its error cleared. */
+void tt__stdio_drop(FILE *stream) TT__HIDDEN;
 /* (Windows: stderr throughout, nothing kept, no fork; TICKTRACE_LOG is Linux's)
  * tt__err_start notes the file at number 2 at start (before it, and where no stream
  * can be made, tt__err is stderr). */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/file.h>
@@ -47,6 +48,12 @@ FILE *tt__fd_stdio(struct tt__fd *f)
 {
 	return fopencookie(f, "w", (cookie_io_functions_t){.write = tt__fd_stdio_write,
 							  .close = tt__fd_stdio_close});
+}
+
+void tt__stdio_drop(FILE *stream)
+{
+	__fpurge(stream);
+	clearerr(stream);
 }
 
 static struct tt__fd tt__err_was = TT__FD_NONE; /* number 2 when ticktrace started */

@@ -3,6 +3,8 @@
  * no copy of it is kept: a handle is no number a program closes by range), and no
  * thread has a table of handles of its own. */
 #include <errno.h>
+#include <fcntl.h>
+#include <io.h>
 
 #include "base/base.h"
 
@@ -49,6 +51,25 @@ int tt__fd_private_table(struct tt__fd *const *keep, size_t count)
 int tt__fd_own_table(void)
 {
 	return 0;
+}
+
+FILE *tt__fd_stdio(struct tt__fd *f)
+{
+	/* The C runtime's descriptor takes the handle, which f still names (seeks, its
+	 * identity, the cut): fclose closes it, and f is not used after. */
+	int fd = _open_osfhandle(f->file.handle, _O_WRONLY | _O_BINARY);
+	FILE *stream = fd < 0 ? NULL : _fdopen(fd, "wb");
+	if (fd >= 0 && !stream) {
+		_close(fd);
+		*f = (struct tt__fd)TT__FD_NONE; /* (closed with it) */
+	}
+	return stream;
+}
+
+void tt__stdio_drop(FILE *stream)
+{
+	/* (the C runtime empties its buffer as a flush fails, written or not) */
+	clearerr(stream);
 }
 
 int tt__fd_of_program(int fd)

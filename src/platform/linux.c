@@ -735,6 +735,12 @@ int tt_os_file_seek(struct tt_os_file *file, uint64_t offset)
 	return lseek((int)file->handle, (off_t)offset, SEEK_SET) < 0 && errno != ESPIPE ? -errno : 0;
 }
 
+int64_t tt_os_file_offset(struct tt_os_file *file)
+{
+	off_t at = lseek((int)file->handle, 0, SEEK_CUR);
+	return at < 0 ? -errno : (int64_t)at;
+}
+
 int tt_os_file_close(struct tt_os_file *file)
 {
 	int rc = close((int)file->handle) < 0 && errno != EINTR ? -errno : 0;
@@ -1868,4 +1874,46 @@ int tt_os_address_loaded(const void *at, const char **symbol)
 		return 0;
 	*symbol = info.dli_sname && info.dli_saddr == at ? info.dli_sname : NULL;
 	return 1;
+}
+
+int tt_os_address_module(const void *at, struct tt_os_address *where, char *buf, size_t cap)
+{
+	(void)buf, (void)cap;
+	Dl_info info;
+	struct link_map *module;
+	if (!dladdr1(at, &info, (void **)&module, RTLD_DL_LINKMAP) || !module)
+		return 0;
+	*where = (struct tt_os_address){.base = module->l_addr, .loaded_as = module->l_name,
+					.symbol = info.dli_sname && info.dli_saddr == at ? info.dli_sname : NULL};
+	return 1;
+}
+
+const char *tt_os_module_file(const char *loaded_as, char *buf, size_t cap)
+{
+	if (!loaded_as[0]) { /* (the loader names the program "") */
+		ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+		buf[n > 0 ? n : 0] = 0;
+		loaded_as = buf;
+	}
+	const char *slash = strrchr(loaded_as, '/');
+	return slash ? slash + 1 : loaded_as;
+}
+
+FILE *tt_os_memstream_open(struct tt_os_memstream *m)
+{
+	*m = (struct tt_os_memstream){0};
+	m->stream = open_memstream(&m->text, &m->len);
+	return m->stream;
+}
+
+int tt_os_memstream_close(struct tt_os_memstream *m, char **text, size_t *len)
+{
+	int err = fclose(m->stream) == 0 ? 0 : -ENOMEM;
+	if (err) {
+		free(m->text);
+		m->text = NULL;
+	}
+	*text = m->text;
+	*len = m->len;
+	return err;
 }

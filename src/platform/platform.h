@@ -355,6 +355,9 @@ int tt_os_file_append(const char *path, const void *buf, size_t size);
  * _get_osfhandle's), into *file: 0, or -EBADF where it is none. */
 int tt_os_descriptor_file(int fd, struct tt_os_file *file);
 int tt_os_file_seek(struct tt_os_file *file, uint64_t offset);
+/* Where the file's next write goes (after a stdio stream on it flushed: the spike
+ * log's last whole entry); -errno (-ESPIPE: a FIFO or a device). */
+int64_t tt_os_file_offset(struct tt_os_file *file);
 int tt_os_file_close(struct tt_os_file *file);
 /* Each one system call, so that a caller may check the file is still its own just
  * before (Linux's descriptors: base/fds.c). tt_os_file_reserve gives bytes [from, to)
@@ -774,5 +777,31 @@ uint64_t tt_os_modules_changes(void);
  * module's exported symbol that begins exactly at `at` (Linux: dladdr's, among the
  * dynamic symbols; Windows names none), valid while the module stays loaded, or NULL. */
 int tt_os_address_loaded(const void *at, const char **symbol);
+/* The module `at` lies in, loaded now: 1, or 0 (none). Where 1, *where: its base (as
+ * tt_os_module's), the loader's own name for it (Linux: the link map's, "" for the
+ * program; Windows: its path, written into `buf`, `cap` bytes), valid while it stays
+ * loaded, and the symbol, as tt_os_address_loaded's. */
+struct tt_os_address {
+	uint64_t base;
+	const char *loaded_as;
+	const char *symbol;
+};
+int tt_os_address_module(const void *at, struct tt_os_address *where, char *buf, size_t cap);
+/* The file name, without its directory, of the module the loader calls `loaded_as`
+ * (Linux's "": the program's file, /proc/self/exe), in `buf` or within `loaded_as`. */
+const char *tt_os_module_file(const char *loaded_as, char *buf, size_t cap);
+
+/* ---- text in memory ---- */
+
+/* A stdio stream whose text collects in memory (Linux: open_memstream; Windows: a
+ * temporary file deleted as it closes, read back), then closed: 0 with *text (the
+ * caller frees it) and *len, or -errno (-ENOMEM), nothing kept. */
+struct tt_os_memstream {
+	FILE *stream; /* NULL: none could be made (errno) */
+	char *text;
+	size_t len;
+};
+FILE *tt_os_memstream_open(struct tt_os_memstream *m);
+int tt_os_memstream_close(struct tt_os_memstream *m, char **text, size_t *len);
 
 #endif /* TT_PLATFORM_H */

@@ -3,6 +3,7 @@
  * (GetThreadDescription, 10 1607; QueryInterruptTimePrecise, 10) are looked up, and
  * missing they say nothing rather than fail. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -956,6 +957,16 @@ int tt_os_file_seek(struct tt_os_file *file, uint64_t offset)
 	if (GetFileType((HANDLE)file->handle) != FILE_TYPE_DISK)
 		return 0;
 	return SetFilePointerEx((HANDLE)file->handle, to, NULL, FILE_BEGIN) ? 0 : tt_os_file_error(GetLastError());
+}
+
+int64_t tt_os_file_offset(struct tt_os_file *file)
+{
+	LARGE_INTEGER at;
+	if (GetFileType((HANDLE)file->handle) != FILE_TYPE_DISK)
+		return -ESPIPE;
+	if (!SetFilePointerEx((HANDLE)file->handle, (LARGE_INTEGER){0}, &at, FILE_CURRENT))
+		return tt_os_file_error(GetLastError());
+	return at.QuadPart;
 }
 
 int tt_os_file_close(struct tt_os_file *file)
@@ -1985,4 +1996,83 @@ int tt_os_address_loaded(const void *at, const char **symbol)
 	*symbol = NULL;
 	return GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
 				  at, &module) != 0;
+}
+
+int tt_os_address_module(const void *at, struct tt_os_address *where, char *buf, size_t cap)
+{
+	HMODULE module;
+	wchar_t wpath[MAX_PATH];
+	DWORD n;
+	if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+				at, &module))
+		return 0;
+	n = GetModuleFileNameW(module, wpath, MAX_PATH);
+	if (!n || n == MAX_PATH)
+		wpath[0] = 0;
+	tt_os_utf8(wpath, buf, cap);
+	*where = (struct tt_os_address){.base = (uintptr_t)module, .loaded_as = buf};
+	return 1;
+}
+
+const char *tt_os_module_file(const char *loaded_as, char *buf, size_t cap)
+{
+	(void)buf, (void)cap;
+	const char *name = loaded_as;
+	for (const char *p = loaded_as; *p; p++)
+		if (*p == '\\' || *p == '/')
+			name = p + 1;
+	return name;
+}
+
+/* (mingw's C runtime has no open_memstream: a file of its own in the temporary
+ * directory, deleted as its last handle closes, holds the text) */
+FILE *tt_os_memstream_open(struct tt_os_memstream *m)
+{
+	wchar_t dir[MAX_PATH + 1], path[MAX_PATH + 1];
+	*m = (struct tt_os_memstream){0};
+	DWORD n = GetTempPathW(MAX_PATH + 1, dir);
+	if (!n || n > MAX_PATH || !GetTempFileNameW(dir, L"tt", 0, path)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	HANDLE h = CreateFileW(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
+			       FILE_ATTRIBUTE_TEMPORARY | FILE_FLAG_DELETE_ON_CLOSE, NULL);
+	if (h == INVALID_HANDLE_VALUE) {
+		DeleteFileW(path);
+		errno = -tt_os_file_error(GetLastError());
+		return NULL;
+	}
+	int fd = _open_osfhandle((intptr_t)h, _O_RDWR | _O_BINARY);
+	if (fd < 0) {
+		CloseHandle(h);
+		return NULL;
+	}
+	m->stream = _fdopen(fd, "w+b");
+	if (!m->stream)
+		_close(fd);
+	return m->stream;
+}
+
+int tt_os_memstream_close(struct tt_os_memstream *m, char **text, size_t *len)
+{
+	int err = fflush(m->stream) == 0 && !ferror(m->stream) ? 0 : -EIO;
+	long size = err ? 0 : ftell(m->stream);
+	char *read = NULL;
+	if (!err && (size < 0 || !(read = malloc((size_t)size + 1))))
+		err = -ENOMEM;
+	if (!err) {
+		rewind(m->stream);
+		if (fread(read, 1, (size_t)size, m->stream) != (size_t)size)
+			err = -EIO;
+		else
+			read[size] = 0;
+	}
+	fclose(m->stream);
+	if (err) {
+		free(read);
+		read = NULL, size = 0;
+	}
+	*text = read;
+	*len = (size_t)size;
+	return err;
 }

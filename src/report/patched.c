@@ -9,17 +9,15 @@
  * and bias): a library unloaded since, and another loaded at its addresses, is not
  * named after it. The modules are noted once, whole, then published: the threads that
  * name (tt-spikes among them, which may already run) read them without a lock. */
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
 
 struct tt__patched_module {
-	uintptr_t bias;   /* its l_addr */
-	const char *name; /* and l_name */
+	uint64_t base;    /* its base (tt_os_address_module's: the load bias) */
+	const char *name; /* and the loader's name for it */
 };
 
 struct tt__patched_namers {
@@ -35,30 +33,27 @@ int tt__patched_namer(tt__patched_namer_fn namer, const uintptr_t *modules, size
 	if (__atomic_load_n(&tt__patched, __ATOMIC_ACQUIRE))
 		return -EALREADY;
 	size_t bytes = sizeof(struct tt__patched_namers) + n * sizeof(struct tt__patched_module);
-	struct link_map **maps = calloc(n + 1, sizeof *maps);
-	if (!maps)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		Dl_info info;
-		if (dladdr1((void *)modules[i], &info, (void **)&maps[i], RTLD_DL_LINKMAP) && maps[i])
-			bytes += strlen(maps[i]->l_name) + 1;
-		else
-			maps[i] = NULL; /* (in no module the loader knows: left out) */
-	}
+	struct tt_os_address at;
+	char loaded_as[1024];
+	/* (each module asked twice: its name's length, then the name kept) */
+	for (size_t i = 0; i < n; i++)
+		if (tt_os_address_module((void *)modules[i], &at, loaded_as, sizeof loaded_as))
+			bytes += strlen(at.loaded_as) + 1;
 	struct tt__patched_namers *t = malloc(bytes);
-	if (!t) {
-		free(maps);
+	if (!t)
 		return -ENOMEM;
-	}
-	char *strings = (char *)(t->modules + n);
+	char *strings = (char *)(t->modules + n), *end = (char *)t + bytes;
 	*t = (struct tt__patched_namers){.namer = namer};
 	for (size_t i = 0; i < n; i++) {
-		if (!maps[i])
+		/* (in no module the loader knows, or none it knew a moment ago: left out) */
+		if (!tt_os_address_module((void *)modules[i], &at, loaded_as, sizeof loaded_as))
 			continue;
-		t->modules[t->n++] = (struct tt__patched_module){.bias = maps[i]->l_addr, .name = strings};
-		strings = stpcpy(strings, maps[i]->l_name) + 1;
+		size_t len = strlen(at.loaded_as) + 1;
+		if (len > (size_t)(end - strings))
+			continue;
+		t->modules[t->n++] = (struct tt__patched_module){.base = at.base, .name = strings};
+		strings = (char *)memcpy(strings, at.loaded_as, len) + len;
 	}
-	free(maps);
 	struct tt__patched_namers *none = NULL;
 	if (!__atomic_compare_exchange_n(&tt__patched, &none, t, false, __ATOMIC_RELEASE,
 					 __ATOMIC_RELAXED)) {
@@ -68,11 +63,11 @@ int tt__patched_namer(tt__patched_namer_fn namer, const uintptr_t *modules, size
 	return 0;
 }
 
-size_t tt__patched_name(uint64_t address, const struct link_map *module, char *buf, size_t cap)
+size_t tt__patched_name(uint64_t address, const struct tt_os_address *module, char *buf, size_t cap)
 {
 	const struct tt__patched_namers *t = __atomic_load_n(&tt__patched, __ATOMIC_ACQUIRE);
 	for (size_t i = 0; t && i < t->n; i++)
-		if (t->modules[i].bias == module->l_addr && strcmp(t->modules[i].name, module->l_name) == 0)
+		if (t->modules[i].base == module->base && strcmp(t->modules[i].name, module->loaded_as) == 0)
 			return t->namer(address, buf, cap);
 	return 0;
 }

@@ -2,39 +2,20 @@
  * no converter: every thread's records go through the analysis the tools use
  * (analysis.h), and the table is the one `ticktrace report` prints (PATH ending in
  * .csv: its CSV). %p in PATH is the process id. */
-#include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "report/report.h"
-
-/* A module's file name without its directory: the executable's from /proc/self/exe
- * (the loader names it ""), as the raw file's module list has it. */
-static const char *tt__module_name(const struct link_map *module, char *buf, size_t cap)
-{
-	const char *path = module->l_name;
-	if (!path[0]) {
-		ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
-		buf[n > 0 ? n : 0] = 0;
-		path = buf;
-	}
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
 
 size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf,
 		       size_t cap)
 {
 	(void)ctx, (void)th;
-	Dl_info info;
-	struct link_map *module;
-	char exe[4096];
+	struct tt_os_address module;
+	char loaded_as[1024], exe[4096];
 	int n;
 	char name[TT__NAME_MAX];
 	size_t patched;
@@ -46,16 +27,16 @@ size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, c
 	if (!(key & TT_KEY_FUNC))
 		n = snprintf(buf, cap, "%s",
 			     tt_site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
-	else if (!dladdr1((void *)(uintptr_t)(address & ~TT_FUNC_LIBRARY_CALL), &info, (void **)&module,
-			  RTLD_DL_LINKMAP) || !module)
+	else if (!tt_os_address_module((void *)(uintptr_t)(address & ~TT_FUNC_LIBRARY_CALL), &module, loaded_as,
+				      sizeof loaded_as))
 		n = snprintf(buf, cap, "0x%" PRIx64, address);
-	else if ((patched = tt__patched_name(address, module, buf, cap)))
+	else if ((patched = tt__patched_name(address, &module, buf, cap)))
 		return patched;
-	else if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)address)
-		n = snprintf(buf, cap, "%s", info.dli_sname);
+	else if (module.symbol && !(address & TT_FUNC_LIBRARY_CALL))
+		n = snprintf(buf, cap, "%s", module.symbol);
 	else /* not in the dynamic symbols (static): as convert names it, for addr2line -e */
-		n = snprintf(buf, cap, "%s+0x%" PRIx64, tt__module_name(module, exe, sizeof(exe)),
-			     address - module->l_addr);
+		n = snprintf(buf, cap, "%s+0x%" PRIx64, tt_os_module_file(module.loaded_as, exe, sizeof(exe)),
+			     address - module.base);
 	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
@@ -135,7 +116,7 @@ static void tt__report_print(FILE *out, const struct tt_an_table *t, bool csv, u
 		tt_an_table_csv(out, t);
 		return;
 	}
-	fprintf(out, "ticktrace: pid %d, ", (int)getpid());
+	fprintf(out, "ticktrace: pid %d, ", (int)tt_os_process_id());
 	tt_an_table_print(out, t);
 	if (dropped)
 		fprintf(out, "(%" PRIu64 " events were dropped while recording: not counted)\n", dropped);
@@ -151,13 +132,13 @@ struct tt__report_text {
 static int tt__report_out(struct tt__out *out, void *arg)
 {
 	const struct tt__report_text *r = arg;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	if (!mem)
+	char *text;
+	size_t len;
+	struct tt_os_memstream mem;
+	if (!tt_os_memstream_open(&mem))
 		return -ENOMEM;
-	tt__report_print(mem, r->table, r->csv, r->dropped);
-	int err = fclose(mem) == 0 ? 0 : -ENOMEM;
+	tt__report_print(mem.stream, r->table, r->csv, r->dropped);
+	int err = tt_os_memstream_close(&mem, &text, &len);
 	if (!err) {
 		tt__out(out, text, len);
 		tt__out_flush(out);
@@ -212,7 +193,7 @@ void tt__report_at_exit(void)
 		}
 		struct tt_an_thread *th = &threads[n++];
 		tt_an_thread_init(th, &an, slot);
-		th->pid = (uint32_t)getpid();
+		th->pid = tt_os_process_id();
 		th->tid = slot->tid;
 		th->name = slot->name;
 		th->name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);

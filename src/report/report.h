@@ -18,11 +18,10 @@ size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, c
 		       size_t cap) TT__HIDDEN;
 
 /* patched.c: the name of a function `ticktrace record -f` patched at `address`, in
- * `module` (dladdr1's link map), asked of the patcher (tt__patched_namer), into `buf`
- * (`cap` bytes, cut short): its length, or 0: none patched there, or in a module
+ * `module` (tt_os_address_module's), asked of the patcher (tt__patched_namer), into
+ * `buf` (`cap` bytes, cut short): its length, or 0: none patched there, or in a module
  * unloaded since. */
-struct link_map;
-size_t tt__patched_name(uint64_t address, const struct link_map *module, char *buf, size_t cap)
+size_t tt__patched_name(uint64_t address, const struct tt_os_address *module, char *buf, size_t cap)
 	TT__HIDDEN;
 
 /* spikes.c: TICKTRACE_SPIKES: the spike detector, fed by the drain thread of a
@@ -74,7 +73,7 @@ void tt__spikes_bound_start(struct tt__spikes_bound *b, bool file) TT__HIDDEN;
  * a spike `s`, or a note (NULL) of `events` overwritten. Past the bound, the log
  * written again (*whole its new end), or this entry cut off (counted). */
 void tt__spikes_bound_add(struct tt__spikes_bound *b, struct tt__fd *log, const char *path, bool json,
-			  off_t from, off_t *whole, const struct tt_an_spike *s, uint64_t events) TT__HIDDEN;
+			  int64_t from, int64_t *whole, const struct tt_an_spike *s, uint64_t events) TT__HIDDEN;
 /* At exit: what was left out, said; then the index let go. */
 void tt__spikes_bound_said(const struct tt__spikes_bound *b, const char *path) TT__HIDDEN;
 void tt__spikes_bound_free(struct tt__spikes_bound *b) TT__HIDDEN;

@@ -18,15 +18,11 @@
  * After a run of dropped events a thread's detector starts again: which scopes were
  * open is not known, so a scope around the gap is not reported. */
 #include <errno.h>
-#include <pthread.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "report/report.h"
 
@@ -97,7 +93,7 @@ static struct tt__spikes {
 	int json;
 	char path[4096];           /* the log's, for what is said of it */
 	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
-	off_t whole;               /* a file's log: where its last whole entry ends */
+	int64_t whole;             /* a file's log: where its last whole entry ends */
 	int lost_errno;            /* why the first was lost */
 	struct tt__spikes_bound bound; /* TICKTRACE_SPIKES_LOG_MAX (spikes_log.c) */
 	struct tt_an an;
@@ -201,24 +197,23 @@ static void tt__spikes_flush(struct tt__spikes *sp, const struct tt_an_spike *s,
 	/* A program that closed it (closefrom, close_range, as daemons do): the same file
 	 * again, by its name, on from its last whole entry. */
 	if (!tt__fd_ours(&sp->log) && tt__fd_reopen(&sp->log, sp->path) == 0 && sp->whole >= 0)
-		lseek((int)sp->log.file.handle, sp->whole, SEEK_SET);
+		tt_os_file_seek(&sp->log.file, (uint64_t)sp->whole);
 	errno = 0;
-	off_t from = sp->whole;
+	int64_t from = sp->whole;
 	if (fflush(sp->out) == 0 && !ferror(sp->out)) {
 		if (tt__fd_ours(&sp->log))
-			sp->whole = lseek((int)sp->log.file.handle, 0, SEEK_CUR);
+			sp->whole = tt_os_file_offset(&sp->log.file);
 		tt__spikes_bound_add(&sp->bound, &sp->log, sp->path, sp->json, from, &sp->whole, s, events);
 		return;
 	}
 	if (!sp->lost++)
 		sp->lost_errno = errno ? errno : EIO;
-	__fpurge(sp->out); /* (nothing of it left to go out with the next) */
-	clearerr(sp->out);
+	tt__stdio_drop(sp->out); /* (nothing of it left to go out with the next) */
 	/* A file keeps whole entries only, as a reader of lines expects: what the disk
 	 * took of this one is cut off (a FIFO's or device's cannot be, and its offset is
 	 * -1). */
-	if (sp->whole >= 0 && tt__fd_ours(&sp->log) && ftruncate((int)sp->log.file.handle, sp->whole) == 0)
-		lseek((int)sp->log.file.handle, sp->whole, SEEK_SET);
+	if (sp->whole >= 0 && tt__fd_ours(&sp->log) && tt_os_file_resize(&sp->log.file, (uint64_t)sp->whole) == 0)
+		tt_os_file_seek(&sp->log.file, (uint64_t)sp->whole);
 }
 
 /* A spike found among the records a look copied: its thread's counters read now, once
@@ -243,7 +238,7 @@ static void tt__spikes_before_split(void *ctx, struct tt_an_thread *th)
 static void tt__spikes_name(struct tt__spikes_thread *t)
 {
 	struct tt__slot *slot = t->slot;
-	if (slot->named || slot->tid == (uint32_t)getpid()) {
+	if (slot->named || slot->tid == tt_os_process_id()) {
 		t->th.name = slot->name;
 		t->th.name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);
 		return;
@@ -458,7 +453,7 @@ static void tt__spikes_restart(struct tt__spikes_thread *t)
 	tt_an_thread_init(&t->th, &sp->an, t);
 	t->th.states = states;
 	t->th.counters = counters;
-	t->th.pid = (uint32_t)getpid();
+	t->th.pid = tt_os_process_id();
 	t->th.tid = t->slot->tid;
 	t->th.name = t->slot->name;
 	t->th.name_len = (uint32_t)strnlen(t->slot->name, sizeof t->slot->name);
@@ -608,7 +603,7 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, struct tt__spikes_
 	int name_len = (int)t->th.name_len;
 	if (sp->json) {
 		fprintf(sp->out, "{\"overwritten_events\":%" PRIu64 ",\"pid\":%d,\"tid\":%" PRIu32
-			",\"thread\":", events, (int)getpid(), slot->tid);
+			",\"thread\":", events, (int)tt_os_process_id(), slot->tid);
 		tt__spikes_json_str(sp->out, t->th.name, (size_t)name_len);
 		if (t->held)
 			fprintf(sp->out, ",\"detector_share_pct\":%.0f", TT__SPIKES_SHARE_PCT);
@@ -1053,7 +1048,7 @@ static void *tt__spikes_main(void *unused)
 	tt__thread_optional(TT__OPTIONAL_SPIKES, NULL);
 	int64_t sleep_ns = TT__SPIKES_POLL_NS;
 	for (;;) {
-		nanosleep(&(struct timespec){sleep_ns / 1000000000, sleep_ns % 1000000000}, NULL);
+		tt_os_sleep_ns(sleep_ns);
 		if (tt__thread_end_asked())
 			return NULL;
 		/* (twice as long after each look that found nothing: a program idle for hours

@@ -127,7 +127,7 @@ static size_t tt__log_note(const struct tt__spikes_bound *b, bool json, char *bu
  * it by name, and kept in `log`. 0 (the index then the new file's, *whole its end), or
  * -errno (nothing changed). */
 static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const char *path, bool json,
-			   off_t *whole)
+			   int64_t *whole)
 {
 	if (!tt__fd_ours(log))
 		return -EBADF;
@@ -201,12 +201,12 @@ static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const
 		at += b->entries[i].len;
 	}
 	b->n = kept;
-	*whole = (off_t)(at + len);
+	*whole = (int64_t)(at + len);
 	return 0;
 }
 
 /* Cuts off the log's last entry, [from, *whole): not taken, counted. */
-static void tt__log_cut(struct tt__spikes_bound *b, struct tt__fd *log, off_t from, off_t *whole, bool note,
+static void tt__log_cut(struct tt__spikes_bound *b, struct tt__fd *log, int64_t from, int64_t *whole, bool note,
 			uint64_t events)
 {
 	if (note)
@@ -219,7 +219,7 @@ static void tt__log_cut(struct tt__spikes_bound *b, struct tt__fd *log, off_t fr
 }
 
 void tt__spikes_bound_add(struct tt__spikes_bound *b, struct tt__fd *log, const char *path, bool json,
-			  off_t from, off_t *whole, const struct tt_an_spike *s, uint64_t events)
+			  int64_t from, int64_t *whole, const struct tt_an_spike *s, uint64_t events)
 {
 	if (!b->on || from < 0 || *whole < from)
 		return;

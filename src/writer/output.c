@@ -38,22 +38,30 @@ static char tt__out_refused[4096 + 256];
 
 /* The pattern from TICKTRACE_OUT as it is now; returns the current directory. A
  * directory's (DIR, DIR/) is the default name in it, by the default's rules. */
+/* `path` in `cwd` (the platform's rule of an absolute path), or as it is where the
+ * two are too long. */
+static void tt__in_dir(const char *path, const char *cwd, char *buf, size_t size)
+{
+	if (tt_os_path_in(cwd, path, buf, size) < 0)
+		snprintf(buf, size, "%s", path);
+}
+
 static void tt__resolve_pattern(char *cwd, size_t size)
 {
 	const char *given = getenv(TT_ENV_OUT);
 	snprintf(tt__out_given, sizeof tt__out_given, "%s", given ? given : "");
-	if (!getcwd(cwd, size))
+	if (!tt_os_current_dir(cwd, size))
 		cwd[0] = 0;
 	const char *name = tt__out_given[0] ? tt__out_given : TT_OUT_DEFAULT;
 	char named[4096], there[4096], in_dir[4096];
 	tt__out_refused[0] = 0;
 	if (tt__out_given[0] && tt__expand_pid(tt__out_given, named, sizeof named) == 0) {
-		tt_in_dir(named, cwd, there, sizeof there);
+		tt__in_dir(named, cwd, there, sizeof there);
 		int in = tt_os_out_dir(tt__out_given, there, TT_OUT_DEFAULT, in_dir, sizeof in_dir, tt__out_refused,
 				       sizeof tt__out_refused);
 		name = in > 0 ? in_dir : in < 0 ? TT_OUT_DEFAULT : name;
 	}
-	tt_in_dir(name, cwd, tt__out_pattern, sizeof tt__out_pattern);
+	tt__in_dir(name, cwd, tt__out_pattern, sizeof tt__out_pattern);
 	tt__placed.keep = tt_os_name_is(tt__out_pattern, TT_OUT_DEFAULT);
 }
 
@@ -69,7 +77,7 @@ static int tt__out_path(char *buf, size_t size)
 	int err = tt__expand_path(tt__out_pattern, buf, size);
 	if (err || !tt__placed.keep || tt__output_in_place(buf))
 		return err;
-	return tt_os_out_numbered(&tt__out_number, (uint32_t)getpid(), tt__exec_image, buf, size);
+	return tt_os_out_numbered(&tt__out_number, tt_os_process_id(), tt__exec_image, buf, size);
 }
 
 /* What the image this process exec'd from told (TT_ENV_EXEC_IMAGE, "PID:N:APART:
@@ -85,7 +93,7 @@ static void tt__take_exec_image(void)
 	long long seconds;
 	long nanoseconds;
 	int fields = image ? sscanf(image, "%ld:%u:%d:%lld.%ld", &pid, &n, &apart, &seconds, &nanoseconds) : 0;
-	if (fields != 5 || pid != (long)getpid())
+	if (fields != 5 || pid != (long)tt_os_process_id())
 		return;
 	tt__exec_image = n;
 	tt__out_apart |= apart;
@@ -94,7 +102,7 @@ static void tt__take_exec_image(void)
 
 int tt__exec_image_setting(char *buf, size_t size, int vfork_child)
 {
-	int n = snprintf(buf, size, "%s=%d:%u:%d:%lld.%09ld", TT_ENV_EXEC_IMAGE, (int)getpid(),
+	int n = snprintf(buf, size, "%s=%d:%u:%d:%lld.%09ld", TT_ENV_EXEC_IMAGE, (int)tt_os_process_id(),
 			 vfork_child ? 0 : tt__exec_image + 1, vfork_child || tt__forked || tt__out_apart,
 			 (long long)tt__out_since.tv_sec, (long)tt__out_since.tv_nsec);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
@@ -107,7 +115,7 @@ int tt__exec_image_setting(char *buf, size_t size, int vfork_child)
 static void tt__export_first(void)
 {
 	static char first[96];
-	snprintf(first, sizeof first, "%s=%d:%lld.%09ld", TT_ENV_PROGRAM_PID, (int)getpid(),
+	snprintf(first, sizeof first, "%s=%d:%lld.%09ld", TT_ENV_PROGRAM_PID, (int)tt_os_process_id(),
 		 (long long)tt__out_since.tv_sec, (long)tt__out_since.tv_nsec);
 	tt_os_env_set(first);
 }
@@ -120,7 +128,7 @@ void tt__resolve_out(void)
 	const char *list = getenv(TT_ENV_LIST);
 	tt__list_path[0] = 0;
 	if (list && *list)
-		tt_in_dir(list, cwd, tt__list_path, sizeof tt__list_path);
+		tt__in_dir(list, cwd, tt__list_path, sizeof tt__list_path);
 	/* The file at the run's name now, then the start on the files' clock: a file
 	 * stamped in the start's tick is older only where it was there at the start. */
 	char path[4096];
@@ -137,7 +145,7 @@ void tt__resolve_out(void)
 	long long seconds;
 	long nanoseconds;
 	int fields = program ? sscanf(program, "%ld:%lld.%ld", &pid, &seconds, &nanoseconds) : 0;
-	tt__out_apart = fields >= 1 && pid > 0 && pid != (long)getpid();
+	tt__out_apart = fields >= 1 && pid > 0 && pid != (long)tt_os_process_id();
 	if (tt__out_apart && fields == 3)
 		tt__out_since = (struct timespec){.tv_sec = (time_t)seconds, .tv_nsec = nanoseconds};
 	tt__take_exec_image();
@@ -192,7 +200,7 @@ void tt__check_out(void)
 		/* (where the exit puts it: tt_os_file_place's rule) */
 		char beside[sizeof path], tag[24];
 		snprintf(beside, sizeof beside, "%s", path);
-		snprintf(tag, sizeof tag, ".%d", (int)getpid());
+		snprintf(tag, sizeof tag, ".%d", (int)tt_os_process_id());
 		if (tt_os_name_tag(beside, sizeof beside, tag) == 0)
 			fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: another user's %s (uid %u) is there, "
 				"in a directory with the sticky bit, which only they may replace: the trace "
@@ -230,7 +238,7 @@ int tt__expand_pid(const char *pattern, char *buf, size_t size)
 	for (const char *p = pattern; *p; p++) {
 		int n;
 		if (p[0] == '%' && p[1] == 'p') {
-			n = snprintf(buf + len, size - len, "%d", (int)getpid());
+			n = snprintf(buf + len, size - len, "%d", (int)tt_os_process_id());
 			p++;
 		} else {
 			n = snprintf(buf + len, size - len, "%c", *p);
@@ -264,7 +272,7 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 	 * name has no %p: a forked child, the images a forked or vfork child exec'd, or
 	 * under record any process but its program (run.ttr.PID, run.exec1.ttr.PID). */
 	if ((tt__forked || tt__out_apart) && !strstr(pattern, "%p")) {
-		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
+		int n = snprintf(buf + len, size - len, ".%d", (int)tt_os_process_id());
 		if (n < 0 || (size_t)n >= size - len)
 			return -ENAMETOOLONG;
 	}
@@ -305,7 +313,7 @@ static int tt__named_descriptor(const char *path)
 	if (strcmp(path, "/dev/stderr") == 0)
 		return 2;
 	char self[32];
-	snprintf(self, sizeof self, "/proc/%d/fd/", (int)getpid());
+	snprintf(self, sizeof self, "/proc/%d/fd/", (int)tt_os_process_id());
 	static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
 	const char *number = NULL;
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
@@ -370,7 +378,7 @@ static void tt__say_numbered(const char *path)
 	char line[2 * 4096 + 256];
 	if (!tt__placed.keep)
 		return;
-	tt_os_out_said(&tt__out_number, (uint32_t)getpid(), tt__exec_image, path, line, sizeof line);
+	tt_os_out_said(&tt__out_number, tt_os_process_id(), tt__exec_image, path, line, sizeof line);
 	fputs(line, tt__err);
 }
 
@@ -593,7 +601,7 @@ static bool tt__list_line(const char *tag, const char *path, char *line)
 		return false;
 	memcpy(line, tag, len);
 	if (path[0] != '/') {
-		if (!getcwd(line + len, 4096))
+		if (!tt_os_current_dir(line + len, 4096))
 			return false;
 		len += strlen(line + len);
 		line[len++] = '/';

@@ -2743,6 +2743,50 @@ static void test_address_loaded(void **state)
 #endif
 }
 
+/* What the runtime's report asks (report/report.c, patched.c, spikes.c): the module
+ * an address is in, its base below it and its file's name the program's; none for the
+ * heap; text printed into memory, more than a stdio buffer holds, given back whole;
+ * where a file's next write goes, as a seek put it. */
+static void test_report_asks(void **state)
+{
+	(void)state;
+	struct tt_os_address where;
+	char buf[1024], file[4096];
+	const void *code = (const void *)(uintptr_t)test_report_asks;
+	assert_int_equal(tt_os_address_module(code, &where, buf, sizeof buf), 1);
+	assert_true(where.base && where.base <= (uintptr_t)code);
+	const char *name = tt_os_module_file(where.loaded_as, file, sizeof file);
+	assert_true(strncmp(name, "test_platform", 13) == 0);
+	char *heap = malloc(64);
+	assert_non_null(heap);
+	assert_int_equal(tt_os_address_module(heap, &where, buf, sizeof buf), 0);
+	free(heap);
+
+	struct tt_os_memstream mem;
+	char *text;
+	size_t len;
+	assert_non_null(tt_os_memstream_open(&mem));
+	for (int i = 0; i < 20000; i++)
+		fprintf(mem.stream, "%05d\n", i);
+	assert_int_equal(tt_os_memstream_close(&mem, &text, &len), 0);
+	assert_int_equal(len, 20000 * 6);
+	assert_memory_equal(text, "00000\n00001\n", 12);
+	assert_memory_equal(text + len - 6, "19999\n", 6);
+	free(text);
+
+	char dir[512], path[600];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.log");
+	struct tt_os_file f;
+	assert_int_equal(tt_os_file_create(path, &f), 0);
+	assert_int_equal(tt_os_file_write_at(&f, "hello", 5, 0), 5);
+	assert_int_equal(tt_os_file_offset(&f), 0); /* (put back as it was) */
+	assert_int_equal(tt_os_file_seek(&f, 3), 0);
+	assert_int_equal(tt_os_file_offset(&f), 3);
+	assert_int_equal(tt_os_file_close(&f), 0);
+	remove(path);
+	tt_temp_dir_remove(dir);
+}
+
 /* The modules as a MODULES section's body: an entry for each range the walk gives,
  * back to back with its path and build id, the program's code in one of them. */
 static void test_module_list(void **state)
@@ -2826,7 +2870,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity), cmocka_unit_test(test_file_copy),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room), cmocka_unit_test(test_file_at),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_thread_counters),
-		cmocka_unit_test(test_process), cmocka_unit_test(test_module_list), cmocka_unit_test(test_address_loaded),
+		cmocka_unit_test(test_process), cmocka_unit_test(test_module_list), cmocka_unit_test(test_address_loaded), cmocka_unit_test(test_report_asks),
 		cmocka_unit_test(test_command_line),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),
