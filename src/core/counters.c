@@ -68,6 +68,9 @@ static int64_t tt__counters_spent_ns;
 /* all its CPU time for the counters, charged or free, and what spikes paid back of it
  * (TT__COUNTERS_SPIKE_NS, core.h) */
 static int64_t tt__counters_cost_ns, tt__counters_repaid_ns;
+/* what spikes their threads slept through paid back, and earned: TT__COUNTERS_SLEPT_PCT
+ * of each one's length (core.h) */
+static int64_t tt__counters_slept_repaid_ns, tt__counters_slept_earned_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
 /* Past its budget, its looks are for the scopes it leaves unread: each thread it first
@@ -141,27 +144,57 @@ static double tt__share_one_cpu(int64_t now_ns)
 
 static struct tt__share tt__counters_budget; /* the budget as it last found it */
 
+/* Whether the thread slept through half a spike's length or more of its watch so far
+ * (between its first reading of it and its last: neither on a CPU nor waiting for one).
+ * (A share of the watch's time, not a length, took a loaded machine's sleepers for
+ * waiters: a 5 ms sleep, then 5 ms waiting for a CPU.) */
+static int tt__counters_slept(const struct tt__counters *c)
+{
+	uint64_t first = c->watch_from > c->base ? c->watch_from - c->base : 0;
+	if (first + 1 >= c->n)
+		return 0;
+	const struct tt_schedstat_sample *a = &c->at[first], *b = &c->at[c->n - 1];
+	int64_t busy = (int64_t)(b->run_ns - a->run_ns) + (int64_t)(b->wait_ns - a->wait_ns);
+	return 2 * (b->ns - a->ns - busy) >= TT__COUNTERS_SPIKE_NS;
+}
+
+/* What spikes slept through may still be paid back: what they earned, up to
+ * TT__COUNTERS_SLEPT_WALL_PCT of one CPU's time since tt-sched first looked. */
+static double tt__counters_slept_room(int64_t now_ns)
+{
+	double most = (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_SLEPT_WALL_PCT / 100;
+	double earned = (double)tt__counters_slept_earned_ns;
+	return (earned < most ? earned : most) - (double)tt__counters_slept_repaid_ns;
+}
+
 /* A watch whose scope was seen open TT__COUNTERS_SPIKE_NS or more, a spike (a scope its
  * records opened, not a last record standing in: an idle thread's would pass): its
  * readings so far (its first TT__COUNTERS_SPIKE_READINGS) paid back (core.h), as soon
  * as it is seen so (100 threads' spikes at once spent the budget on their first
- * readings, none paid back before their ends). */
+ * readings, none paid back before their ends). A watch begun past the budget on what
+ * spikes slept through earned (below) pays for all its readings from that, spike or
+ * not. */
 static void tt__counters_repay(struct tt__counters *c, int64_t now_ns)
 {
-	if (c->open_seen_ns - c->since_ns < TT__COUNTERS_SPIKE_NS || !tt__counters_kept)
+	if ((!c->on_room && c->open_seen_ns - c->since_ns < TT__COUNTERS_SPIKE_NS) || !tt__counters_kept)
 		return;
 	uint64_t readings = c->base + c->n - c->watch_from;
-	readings = readings < TT__COUNTERS_SPIKE_READINGS ? readings : TT__COUNTERS_SPIKE_READINGS;
+	readings = readings < TT__COUNTERS_SPIKE_READINGS || c->on_room ? readings : TT__COUNTERS_SPIKE_READINGS;
 	if (readings <= c->repaid)
 		return;
+	/* (one its thread slept through, from a share of its own: reading a sleeping thread
+	 * takes no CPU from it, and is what splits its spike) */
+	int slept = c->on_room || tt__counters_slept(c);
+	int64_t *repaid = slept ? &tt__counters_slept_repaid_ns : &tt__counters_repaid_ns;
 	double back = (double)tt__counters_cost_ns / (double)tt__counters_kept * (double)(readings - c->repaid);
-	double most = (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_SPIKE_WALL_PCT / 100 -
-		      (double)tt__counters_repaid_ns;
+	double most = slept ? tt__counters_slept_room(now_ns)
+			    : (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_SPIKE_WALL_PCT / 100 -
+				      (double)tt__counters_repaid_ns;
 	back = back < most ? back : most;
 	c->repaid = (uint32_t)readings;
 	if (back > 0) {
 		tt__counters_spent_ns -= (int64_t)back;
-		tt__counters_repaid_ns += (int64_t)back;
+		*repaid += (int64_t)back;
 	}
 }
 /* Past its budget, how often tt-sched finds it again: the process's CPU time, a sum
@@ -261,18 +294,28 @@ static double tt__counters_find_budget(int64_t now_ns)
  * with it where charged. The process's CPU time is read only past the budget it last
  * found (64 threads' took a tenth of tt-sched's time read each look), and past it
  * only each TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
+static int tt__counters_on_room; /* (found past the budget, within what spikes slept through earned) */
+
 static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 {
 	double spent = (double)tt__counters_spent_ns +
 		       (tt__counters_watches > TT__COUNTERS_BUDGET_FREE ? (double)look_ns : 0);
+	tt__counters_on_room = 0;
 	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE)
 		return 0;
 	/* (sooner while the program leaves its cores idle: not once they are busy, as the
 	 * shares' budget then found again each 10 ms was most of what the benchmark's
 	 * readings cost more) */
 	int64_t again_ns = tt__counters_idle_grew ? TT__COUNTERS_START_AGAIN_NS : TT__COUNTERS_BUDGET_AGAIN_NS;
-	return tt__share_past(&tt__counters_budget, spent, tt__counters_start_ns + tt__share_one_cpu(now_ns), now_ns,
-			      again_ns, tt__counters_find_budget);
+	int past = tt__share_past(&tt__counters_budget, spent, tt__counters_start_ns + tt__share_one_cpu(now_ns), now_ns,
+				  again_ns, tt__counters_find_budget);
+	/* Past it, what spikes slept through earned and have not spent yet is spent on the
+	 * scopes due: a program that sleeps in its scopes has the next ones read before
+	 * their own is earned. (Paid back only at a spike's end, it came too late: past the
+	 * budget, looks 10 to 80 ms apart saw a third of the spikes of 64 threads asleep in
+	 * scopes; and charged its looks, none was watched to earn more.) */
+	tt__counters_on_room = past && tt__counters_slept_room(now_ns) > 0;
+	return past && !tt__counters_on_room;
 }
 
 /* tt-sched's CPU time reading the threads' records since the run began; its share for
@@ -311,7 +354,7 @@ void tt__counters_after_fork(void)
 	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
-	tt__counters_cost_ns = tt__counters_repaid_ns = 0;
+	tt__counters_cost_ns = tt__counters_repaid_ns = tt__counters_slept_repaid_ns = tt__counters_slept_earned_ns = 0;
 	tt__counters_watching = 0;
 	tt__counters_over_wait_ns = 0;
 	tt__counters_resting = 0;
@@ -1001,6 +1044,10 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			/* it ended (or, its scopes not known, the thread recorded again): the
 			 * reading after */
 			tt__counters_read(slot);
+			/* (a spike its thread slept through earns its share first) */
+			int64_t seen_ns = c->open_seen_ns - c->since_ns;
+			int slept = seen_ns >= TT__COUNTERS_SPIKE_NS && tt__counters_slept(c);
+			tt__counters_slept_earned_ns += slept ? seen_ns * TT__COUNTERS_SLEPT_PCT / 100 : 0;
 			tt__counters_repay(c, now.monotonic_ns);
 			c->watched = 0;
 			read = 1;
@@ -1099,6 +1146,10 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		/* Held to the budget scope by scope (above): one look may find dozens due (64
 		 * threads napping), each a reading now and more to its end, which took
 		 * tt-sched's CPU time for the counters to twice its budget and more. */
+		if (c->unread_scope == open && c->unread > c->unread_written) { /* (read after all: not unread) */
+			c->unread--;
+			__atomic_sub_fetch(&tt__counters_unread, 1, __ATOMIC_RELAXED);
+		}
 		unwatched -= !c->watched;
 		watching = 1;
 		tt__counters_watches += !resume;
@@ -1106,13 +1157,23 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		c->outer = c->outer ? c->outer : open;
 		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - open) * 1000000000.0 / (double)hz);
 		c->open_seen_ns = tt__scopes_open(&c->scopes, open) ? now.monotonic_ns : c->since_ns;
-		c->watch_from = c->base + c->n - (uint64_t)read;
+		/* Its first reading: one taken since the scope opened where there is (the
+		 * reading after the last watched scope's end, the thread in the next one by
+		 * then), else one now: a thread whose scopes follow one another is read once a
+		 * scope, not twice (outside recheck r47 F10: 64 threads asleep in scopes one
+		 * after another); a scope around one that ended, watched again, from this
+		 * look's (the readings since it opened were the inner watch's) */
+		uint32_t first = c->n - (uint32_t)(resume && read && c->n);
+		while (!resume && first > 0 && c->at[first - 1].ns > c->since_ns)
+			first--;
+		c->watch_from = c->base + first;
 		c->repaid = 0;
+		c->on_room = alone && tt__counters_on_room;
 		if (now.monotonic_ns - c->since_ns < youngest_ns)
 			youngest_ns = now.monotonic_ns - c->since_ns;
 		int64_t open_ns = now.monotonic_ns - c->since_ns;
 		c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
-		if (!read)
+		if (first == c->n)
 			tt__counters_read(slot);
 	}
 	/* Every thread quiet outside its scopes: each read once (unless it was since its

@@ -226,11 +226,14 @@ void tt__sched_say_refused(void)
 			"budget (%g%% of the program's CPU time, or %g%% of one CPU's where more, and %g%% of "
 			"what its cores had idle in its first second and %g%% of what they had idle all "
 			"run long, up to %g%% of one CPU's time; a spike of %d ms and more pays for its "
-			"readings, up to %g%% of one CPU's time): at least %" PRIu64
+			"readings, up to %g%% of one CPU's time, and one its thread slept through from "
+			"what such spikes earn, %d%% of their length, up to %g%% of one CPU's time, which "
+			"past the budget pays for the next scopes too): at least %" PRIu64
 			" scope%s open long enough to be read went unread (past it, it looks every %d to %d ms, "
 			"and does not see those that open and end between), their spikes have no split\n",
 			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, TT__COUNTERS_START_PCT, TT__COUNTERS_IDLE_PCT,
-			TT__COUNTERS_IDLE_MAX_PCT, TT__COUNTERS_SPIKE_NS / 1000000, TT__COUNTERS_SPIKE_WALL_PCT, unread,
+			TT__COUNTERS_IDLE_MAX_PCT, TT__COUNTERS_SPIKE_NS / 1000000, TT__COUNTERS_SPIKE_WALL_PCT,
+			TT__COUNTERS_SLEPT_PCT, TT__COUNTERS_SLEPT_WALL_PCT, unread,
 			unread == 1 ? "" : "s",
 			TT__COUNTERS_OVER_BUDGET_NS / 1000000, TT__COUNTERS_OVER_BUDGET_MAX_NS / 1000000);
 	int64_t held_ns = tt__scopes_held_for();

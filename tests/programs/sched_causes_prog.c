@@ -71,6 +71,9 @@
  *              its turn, one each 25 ms from 1 s after main began, then one scope
  *              "p_sleep" (6 to 10 ms asleep): a program that mostly sleeps, its spikes
  *              all past its first second
+ *   many       MANY_THREADS threads started together, each MANY_SCOPES scopes "m_sleep"
+ *              one after another, 5 to 14 ms asleep each (outside recheck r47 F10's
+ *              many.c: a program that mostly sleeps in scopes)
  *   pingpong N M  main and a peer pass a byte back and forth over pipes N times (more
  *              switches than the kernel's ring for a thread holds between two drains),
  *              then main spins 15 ms of wall time in "pp_spin" while the peer sleeps
@@ -719,15 +722,23 @@ static void *flood_thread(void *unused)
  * buffer (sched_causes.py's 8 Mi records): flat out, a quiet machine's 8 to 12 million
  * a second filled it, and the last planted scopes were dropped */
 #define HEAVY_BATCH_NS 133000
+/* TT_TEST_HEAVY_RATE=K: K times as many (sched_causes.py's again, where tt-sched read
+ * 3 million a second within its share: 1.5 ns a record on a quiet EPYC) */
+static long long heavy_batch_ns(void)
+{
+	const char *rate = getenv("TT_TEST_HEAVY_RATE");
+	long long k = rate ? atoll(rate) : 1;
+	return HEAVY_BATCH_NS / (k > 0 ? k : 1);
+}
 
 /* Empty scopes "tick" (3 million records a second) until the thread's CPU clock (or,
  * `wall`, the monotonic clock) has gone `ns` further. */
 static void heavy_ticks(long long ns, int wall)
 {
 	clockid_t clock = wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
-	long long until = now_ns(clock) + ns;
+	long long until = now_ns(clock) + ns, batch_ns = heavy_batch_ns();
 	while (now_ns(clock) < until) {
-		long long batch_end = now_ns(CLOCK_MONOTONIC) + HEAVY_BATCH_NS;
+		long long batch_end = now_ns(CLOCK_MONOTONIC) + batch_ns;
 		for (int i = 0; i < 200; i++) {
 			TT_BEGIN("tick");
 			TT_END();
@@ -1012,6 +1023,24 @@ static void sparse(void)
 {
 	TT_INSTANT("main starts");
 	threads_then_cpu(SPARSE_THREADS, sparse_thread);
+}
+
+#define MANY_THREADS 64
+#define MANY_SCOPES 6
+
+/* many: back-to-back scopes "m_sleep" of 5 to 14 ms asleep, each thread's own order. */
+static void *many_thread(void *arg)
+{
+	long i = (long)arg;
+	for (long k = 0; k < MANY_SCOPES; k++)
+		around_named("m_sleep", sleep_for, 5 + (i + k) % 10);
+	return NULL;
+}
+
+static void many(void)
+{
+	TT_INSTANT("main starts");
+	threads_then_cpu(MANY_THREADS, many_thread);
 }
 
 /* perf_event_open fails with EACCES from now on, in every thread of the process, or
@@ -1374,6 +1403,8 @@ int main(int argc, char **argv)
 		sixty();
 	} else if (strcmp(what, "sparse") == 0) {
 		sparse();
+	} else if (strcmp(what, "many") == 0) {
+		many();
 	} else if (strcmp(what, "afterfree") == 0) {
 		after_free();
 	} else if (strcmp(what, "lastscope") == 0) {
@@ -1397,7 +1428,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|heavy|hang|pingpong N M|short|crowd|burst|hundred|oneby|sparse|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|heavy|hang|pingpong N M|short|crowd|burst|hundred|oneby|sparse|many|crowdfork|afterfree|"
 			"lastscope|seccomp|seccomp-kill|snapshots TABLE|"
 			"snapcap|flatout TABLE|fullbuf MS|fullwoken MS\n");
 		return 2;

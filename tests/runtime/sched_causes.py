@@ -31,13 +31,16 @@ it follow (refused_heavy).
 With PART `loaded`, the refusal on a machine the test keeps busy: spikes of 5 ms and
 more split however busy its cores (refused_loaded).
 
+With PART `many`, the refusal where 64 threads sleep 5 to 14 ms in scopes one after
+another: each spike of 5 ms and more split from the counters (refused_many).
+
 With PART `timens`, the run in a time namespace whose clocks are a day ahead of the
 machine's (unshare --time, as containers and CRIU restores do; skipped where it is
 refused), in modes stop, ring and stream, with snapshots and under record: the kernel stamps the
 switches with the machine's clock, the program reads the namespace's; the file says
 the offsets (info), converts to JSON and .pftrace, and the splits add up as above.
 
-Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens|lost|loaded|nested|heavy]
+Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens|lost|loaded|nested|heavy|many]
 """
 import bisect
 import json
@@ -510,15 +513,19 @@ def refused_short(tmp):
               % (label, said, err, stolen))
 
 
+SLEPT_PCT = 10  # (core.h: TT__COUNTERS_SLEPT_WALL_PCT)
+
+
 def budget_allowed(wall, process):
     """What tt-sched may spend on the counters in a run of `wall` ns whose process used
     `process` ns of CPU time: its idle allowance at most (1 % of what its cores had in
     the first second, 0.25 % of all run long, up to 0.5 % of one CPU's), the larger
     share (0.3 % of the process's CPU time, 0.1 % of one CPU's), and what spikes of 5 ms
-    and more paid back (1 % of one CPU's time at most)."""
+    and more paid back (1 % of one CPU's time at most; those their threads slept
+    through, SLEPT_PCT % more)."""
     cores = len(os.sched_getaffinity(0))
     return ((cores * min(wall, 1e9) - (process if wall <= 1e9 else 0)) / 100 + min(cores * 0.0025, 0.005) * wall +
-            max(process * 0.003, wall * 0.001) + wall * 0.01)
+            max(process * 0.003, wall * 0.001) + wall * (1 + SLEPT_PCT) / 100)
 
 
 def scopes_of(f, index, name=None):
@@ -942,6 +949,62 @@ def refused_loaded_burst(tmp):
     for k, sp in big:
         if "on_cpu_ns" in sp:
             counters_agree(k, sp, label)
+
+
+def refused_many(tmp):
+    """perf_event_open denied by seccomp: many, 64 threads started together, each 6
+    scopes one after another, 5 to 14 ms asleep each (outside recheck r47 F10: a program
+    that mostly sleeps, 298 to 330 of its 384 spikes unsplit). tt-sched's budget, 0.3 %
+    of the program's CPU time (tiny: it sleeps) and 1 % of one CPU's for the spikes,
+    left 100 to 300 of them unread, said at exit ("a spike of 5 ms and more pays for its
+    readings", which it did not). A spike its thread slept through pays from a share
+    it earns now, and the scope after a watched one is read once, not twice: each spike
+    of 5 ms and more splits from the counters as the kernel's figures say, within the
+    resolution it states; on a loaded machine a reading may come late (tt-sched waits
+    for a CPU beside 64 threads: 10 to 45 ms at load 9), a quarter without a split at
+    most, each saying why, and one in twenty naming the budget at most (main's: 161 to
+    305 of 384 at load 10, a few at the start now, before the first spikes earned).
+    tt-sched's CPU time within its budget and the spikes' shares."""
+    label = "seccomp many"
+    for attempt in range(3):
+        said = {}
+        kernel, spikes, err, out = run(tmp, "seccomp", args=("many",), said=said)
+        found = [(k, spike_of_nth(spikes, kernel, k)) for k in kernel]
+        big = [(k, sp) for k, sp in found if sp and sp["dur_ns"] >= 5 * MS]
+        unsplit = [(k, sp) for k, sp in big if "on_cpu_ns" not in sp]
+        budget = [sp for _, sp in unsplit if "budget left" in sp.get("no_split", "")]
+        wall, process, sched = said.get("wall_ns", 0), said.get("process_cpu_ns", 0), said.get("tt_sched_cpu_ns", -1)
+        print("%s: %d scopes, %d spikes of 5 ms and more, %d of them unsplit, %d naming the budget (%s); tt-sched "
+              "%.2f ms of CPU time, the process %.1f ms, %.0f ms of wall time, load %.1f (attempt %d)%s"
+              % (label, len(kernel), len(big), len(unsplit), len(budget),
+                 " ".join(re.findall(r"at least \d+ scopes? open long enough to be read went unread", err)) or
+                 "none unread", sched / 1e6, process / 1e6, wall / 1e6, os.getloadavg()[0], attempt + 1,
+                 "".join("\n  unsplit %s (tid %d) %.1f ms: %s" % (k["scope"], k["tid"], sp["dur_ns"] / 1e6,
+                                                                  sp.get("no_split")) for k, sp in unsplit[:10])))
+        if len(budget) * 20 <= len(big) and len(unsplit) * 4 <= len(big):
+            break
+    check(len(kernel) == 384 and len(big) == 384,
+          "%s: %d scopes, %d spikes of 5 ms and more, not 384" % (label, len(kernel), len(big)))
+    if SANITIZED and budget:
+        # (a sanitizer build's readings cost tt-sched several times more CPU time: the
+        # same shares read fewer; said at exit, and by each spike left so)
+        print("%s: %d unsplit in a sanitizer build (%s): the exit line must say the budget"
+              % (label, len(unsplit), SANITIZED))
+        check("reached its budget" in err, "%s: %d spikes name the budget, the exit line does not: %r"
+              % (label, len(budget), err))
+    else:
+        check(len(budget) * 20 <= len(big), "%s: %d of %d spikes of 5 ms and more unsplit, the budget named: %r"
+              % (label, len(budget), len(big), err))
+        check(len(unsplit) * 4 <= len(big), "%s: %d of %d spikes of 5 ms and more without a split"
+              % (label, len(unsplit), len(big)))
+    if unsplit:
+        unsplit_said([sp for _, sp in unsplit], label)
+    for k, sp in big:
+        if "on_cpu_ns" in sp:
+            counters_agree(k, sp, label)
+    allowed = budget_allowed(wall, process)
+    check(0 <= sched <= allowed + MS, "%s: tt-sched's CPU time %d ns, its budget and the spikes' shares %d"
+          % (label, sched, allowed))
 
 
 def spike_of_nth(spikes, kernel, k):
@@ -2160,13 +2223,20 @@ def refused_heavy(tmp):
     a quiet thread's scope read where it is 2 ms old); never h_work. tt-sched's CPU
     time within its budget, its share and what spikes pay back."""
     label = "seccomp heavy"
-    said = {}
-    kernel, spikes, err, out = run(tmp, "seccomp", env_extra={"TICKTRACE_BUFFER": str(8 << 20)}, args=("heavy",),
-                                   said=said)
-    info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
-    check(info.returncode == 0 and re.search(r"thread counters' records share: reached .*: 2 threads recorded more "
-                                             r"than it let it follow, their scopes not known from then on, read "
-                                             r"blind", info.stdout),
+    # (where tt-sched read the threads' 3 million records a second within its share, 1.5
+    # ns each on a quiet EPYC, the run did not go past it: again, twice as fast)
+    for rate in (1, 2):
+        said = {}
+        kernel, spikes, err, out = run(tmp, "seccomp", args=("heavy",), said=said, env_extra={
+            "TICKTRACE_BUFFER": str(rate * 8 << 20), "TT_TEST_HEAVY_RATE": str(rate)})
+        info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+        blind = re.search(r"thread counters' records share: reached .*: 2 threads recorded more than it let it "
+                          r"follow, their scopes not known from then on, read blind", info.stdout)
+        if blind or info.returncode != 0:
+            break
+        print("%s: tt-sched followed every record at %d times 3 million a second, within its share: again"
+              % (label, rate))
+    check(info.returncode == 0 and blind,
           "%s: info does not say the threads read blind: %s%s" % (label, info.stdout, info.stderr))
     check(re.search(r"to follow their scopes, reached its share .* and stopped for \d+ ms of the run: the "
                     r"threads that went on recording then, their scopes not known from then on, were read "
@@ -2206,6 +2276,8 @@ with tempfile.TemporaryDirectory() as tmp:
         budget_nested(tmp)
     elif PART == "heavy":
         refused_heavy(tmp)
+    elif PART == "many":
+        refused_many(tmp)
     elif PART == "snapshots":
         snapshots(tmp)
         snapshot_cost(tmp)

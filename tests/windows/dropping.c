@@ -5,8 +5,9 @@
  * (with "move", the file TICKTRACE_OUT names moved to NAME.moved after half of them),
  * or ends the process by TerminateProcess after MS milliseconds (kill: the threads
  * record one event, then wait 300 ms before they spin, so that tt-live or tt-stream
- * has described them in the file before they drop anything; ended once the file grew
- * after they began to drop).
+ * has described them in the file before they drop anything; ended once each thread
+ * spun SPUN times, far more than its buffer holds, and the file grew after they began
+ * to drop).
  *
  *     dropping.exe exit MS
  *     dropping.exe dump MS DUMPS [move]
@@ -21,6 +22,11 @@
 
 static HANDLE tt_go; /* set: the threads spin */
 static HANDLE tt_registered; /* released by each thread once it recorded */
+/* Each thread's turns so far, and how many kill waits for: 100,000 events a thread,
+ * 1.6 MB into a buffer of 8 KiB (a stream's drain kept up with threads that had
+ * barely run, at load: no drops to locate). */
+static volatile LONG64 tt_spun[4];
+#define SPUN 20000
 
 /* The size of the run's file (TICKTRACE_OUT) now: 0 where there is none yet. */
 static uint64_t tt_file_size(void)
@@ -35,7 +41,7 @@ static uint64_t tt_file_size(void)
 
 static DWORD WINAPI tt_spinner(void *arg)
 {
-	(void)arg;
+	volatile LONG64 *spun = arg;
 	TT_INSTANT("registered");
 	ReleaseSemaphore(tt_registered, 1, NULL);
 	WaitForSingleObject(tt_go, INFINITE);
@@ -45,6 +51,21 @@ static DWORD WINAPI tt_spinner(void *arg)
 			TT_SCOPE("inner");
 			TT_COUNTER("i", i & 1023);
 		}
+		*spun = (LONG64)i + 1;
+	}
+	return 0;
+}
+
+/* Whether every thread spun SPUN times, waited for up to 60 s. */
+static int tt_all_spun(void)
+{
+	for (int waited = 0; waited < 60000; waited += 10) {
+		int all = 1;
+		for (int k = 0; k < 4; k++)
+			all &= tt_spun[k] >= SPUN;
+		if (all)
+			return 1;
+		Sleep(10);
 	}
 	return 0;
 }
@@ -59,16 +80,21 @@ int main(int argc, char **argv)
 	    !(tt_registered = CreateSemaphoreW(NULL, 0, 4, NULL)))
 		return 2;
 	for (int k = 0; k < 4; k++)
-		if (!CreateThread(NULL, 0, tt_spinner, NULL, 0, NULL))
+		if (!CreateThread(NULL, 0, tt_spinner, (void *)&tt_spun[k], 0, NULL))
 			return 2;
 	if (kill) {
 		Sleep(300); /* (tt-live describes the run every 100 ms) */
 		uint64_t before = tt_file_size();
 		SetEvent(tt_go);
 		Sleep(ms);
+		if (!tt_all_spun()) {
+			fprintf(stderr, "dropping: the threads did not spin %d times in 60 s\n", SPUN);
+			return 3;
+		}
 		/* (once the file grew past what it held as the threads began to drop: tt-stream
 		 * drained none in 600 ms at load 24, and a file of no drops locates none) */
-		for (int waited = 0; tt_file_size() <= before && waited < 60000; waited += 10)
+		int live = GetEnvironmentVariableA("TICKTRACE_LIVE", NULL, 0) != 0; /* (no file grows) */
+		for (int waited = 0; !live && tt_file_size() <= before && waited < 60000; waited += 10)
 			Sleep(10);
 		TerminateProcess(GetCurrentProcess(), 9);
 	}
