@@ -184,7 +184,9 @@ void *tt_os_reserve_growable(size_t size, uint64_t away);
 int tt_os_grow(void *at, size_t size, size_t new_size);
 /* Memory behind [at, at + size) of a reservation, faulted in, so that the hot path
  * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
- * again, what is there is left as it is (a thread may be writing into it). */
+ * again, what is there is left as it is (a thread may be writing into it). Of a
+ * file's view (tt_os_map_view), the file's pages, which it must cover already
+ * (Windows' mapped then: -ENOMEM where the file is shorter). */
 int tt_os_commit(void *at, size_t size);
 /* Whether a reservation's memory may be written before it is committed (Linux: yes, a
  * commit only faults it in; Windows: no, it faults): where not, a caller handing out a
@@ -383,11 +385,14 @@ int64_t tt_os_file_write_at(struct tt_os_file *file, const void *buf, size_t siz
 int64_t tt_os_file_read_at(struct tt_os_file *file, void *buf, size_t size, uint64_t at);
 void tt_os_file_unmap(void *at, size_t size);
 /* A view of `size` bytes of `file` from `offset`, shared, read and write, however long
- * the file is now: a page past its end faults until the file covers it (Linux's
- * MAP_NORESERVE; Windows' view cannot outgrow its file: NULL). With `at`, in place of
- * what is mapped there (Linux's MAP_FIXED: a fork's child's arena at its parent's
- * addresses; Windows has no fork: NULL), and without `file`, private memory there
- * instead, as tt_os_reserve's. NULL when refused; tt_os_file_unmap gives it back. */
+ * the file is now, written once committed (tt_os_commit) where the file covers it:
+ * Linux's at once (MAP_NORESERVE; a page past the file's end faults until the file
+ * covers it); Windows', whose view cannot outgrow its file, address space reserved,
+ * the file mapped into it as commits ask (one such view at a time, `offset` a multiple
+ * of 64 KiB). With `at`, in place of what is mapped there (Linux's MAP_FIXED: a fork's
+ * child's arena at its parent's addresses; Windows has no fork: NULL), and without
+ * `file`, private memory there instead, as tt_os_reserve's. NULL when refused;
+ * tt_os_file_unmap gives it back. */
 void *tt_os_map_view(struct tt_os_file *file, uint64_t offset, size_t size, void *at);
 
 /* A new file written whole before it has its name, so that a run killed meanwhile
