@@ -265,6 +265,13 @@ struct tt__switches {
  * switches from the call on, the thread's state then not known (tid other than 0: it
  * may have been asleep). */
 int tt__switches_open(struct tt__switches *s, int tid, int small, int *denied) TT__HIDDEN;
+/* What a THREAD section says of a thread tt__switches_open refused with `err`
+ * (-errno; format.h's TT_THREAD_NO_STATES_FLAGS), and in *said whether the exit says
+ * such refusals: Linux's, TT_NO_STATES_REFUSED and perf_event_open's errno, said (the
+ * kernel's settings or a seccomp filter: news to the user); Windows',
+ * TT_NO_STATES_WINDOWS and no errno (its numbers are not Linux's, which the tools
+ * read), unsaid (ETW wants an administrator, always: the file says so). */
+uint32_t tt__switches_refusal(int err, int *said) TT__HIDDEN;
 /* A small ring that a read found half full or more (or full: switches lost): a larger
  * one for the same thread beside it, which reads go on from once the small one is
  * read to its end and has told what it lost before the larger one began, no switch

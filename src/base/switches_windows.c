@@ -334,6 +334,13 @@ size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, siz
 	return n;
 }
 
+uint32_t tt__switches_refusal(int err, int *said)
+{
+	(void)err;
+	*said = 0;
+	return TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_WINDOWS, 0);
+}
+
 void tt__switches_flush(void)
 {
 	tt_os_lock(&tt__etw.lock);

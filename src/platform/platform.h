@@ -669,6 +669,14 @@ int tt_os_at_fork(void (*before)(void), void (*parent)(void), void (*child)(void
 #else
 #define TT_OS_START_WAITS 1
 #endif
+/* Whether the runtime sees the program's threads start (Linux: pthread_create,
+ * interposed, lifecycle/pthread.c); Windows' threads start in the system's
+ * CreateThread, each seen first at its first event. */
+#ifdef _WIN32
+#define TT_OS_THREADS_SEEN_STARTING 0
+#else
+#define TT_OS_THREADS_SEEN_STARTING 1
+#endif
 
 /* ---- a thread's counters ---- */
 
