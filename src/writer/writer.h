@@ -133,12 +133,13 @@ struct tt__thread_snapshot {
 	uint64_t records;
 	struct tt_record gap[2]; /* events it is dropping now, after its records */
 	size_t gap_records;
+	/* what its THREAD says it dropped: read with the gap (narrowed: its window's) */
+	uint64_t dropped[TT_DROP_CAUSES];
 	struct tt_record opener; /* its first scope's (TT_SEC_THREAD_FIRST); word 0: none */
 	/* Narrowed to a window (tt__narrow_thread): what its THREAD says instead of the
-	 * thread's counts so far. */
+	 * thread's flags so far. */
 	bool windowed;
 	bool begins_inside; /* records before the window were left out (TT_THREAD_WRAPPED) */
-	uint64_t dropped[TT_DROP_CAUSES];
 	uint64_t lost_from_tsc, lost_to_tsc; /* what the ring overwrote of it (tt_snapshot_cut) */
 	/* What its chunks held before a window narrowed them: the records, from the first
 	 * time to the last (its rate, where a ring lost its whole window). */
