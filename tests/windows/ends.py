@@ -96,7 +96,7 @@ def spin_exit(ticktrace, wrapper, exe, d):
         ttr = os.path.join(d, f"spin-{i}.ttr")
         p = program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": "300000",
                                       "TICKTRACE_OUT": wine_path(ttr)}, "spin-exit")
-        if "could not write" in p.stderr or "without its end" in p.stderr:
+        if "could not write the trace" in p.stderr or "without its end" in p.stderr:
             fail(f"run {i}: the stream's end not written: {p.stderr}")
         text = info(ticktrace, ttr)
         if "no END section" in text or "still writing" in text:
