@@ -325,12 +325,7 @@ void tt__live_tick(void)
 	tt_os_writing_begin(&writing);
 	if (!lv->full && !tt__live_own(lv)) {
 		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
-		int err = tt__out_unloaded(lv->out, &lv->sites);
-		uint64_t changes = tt_os_modules_changes();
-		if (!err && changes != lv->modules_changes) {
-			lv->modules_changes = changes;
-			err = tt__out_loaded_modules(lv->out);
-		}
+		int err = tt__out_modules_since(lv->out, &lv->sites, &lv->modules_changes);
 		for (struct tt__slot *slot = tt__registry_head(); slot && !err;
 		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 			if (!slot->streamed) {

@@ -5,8 +5,10 @@
  * program's dup2 or close of any number never reaches it, even between the drain's
  * check and its write); sections are appended as records are drained:
  *
- *   header | PROCESS | MODULES | THREAD (tt-drain) | { SITES | THREAD | EVENTS }...
- *          | THREAD_TOTALS... | MODULES | END
+ *   header | PROCESS | MODULES | THREAD (tt-drain) | { UNLOADED (MODULES) | MODULES
+ *          | SITES | THREAD | EVENTS }... | THREAD_TOTALS... | MODULES | END
+ *
+ * (MODULES again as libraries are loaded, UNLOADED as they go: named after a kill.)
  *
  * With TICKTRACE_SPIKES, the records also go through the spike detector (spikes.c)
  * as they are written.
@@ -63,6 +65,7 @@ struct tt__stream {
 	struct tt_os_thread thread;
 	int running;
 	struct tt__site_set sites, fresh;
+	uint64_t modules_changes; /* tt_os_modules_changes() when MODULES was last written */
 	struct tt_end_info end;
 	struct tt__slot self; /* the drain thread, as the file shows it */
 	uint32_t wake_seq;    /* (tt_os_wait's word) bumped to wake the drain */
@@ -437,8 +440,8 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 {
 	int recycled = 0, retired = 0;
 	struct tt__slot *prev = NULL, *next;
-	/* libraries unloaded since the last pass, before any record made after it */
-	int err = tt__out_unloaded(st->out, &st->sites);
+	/* libraries unloaded or loaded since the last pass, before any record made after it */
+	int err = tt__out_modules_since(st->out, &st->sites, &st->modules_changes);
 	if (err && !st->out->err)
 		st->out->err = err;
 	tt__sched_drain(NULL); /* (as a dump: threads not asked for yet are asked now) */
@@ -597,11 +600,12 @@ static void *tt__stream_main(void *arg)
 /* What is known at start: the header, PROCESS, MODULES. */
 static int tt__stream_begin_file(struct tt__out *out, void *arg)
 {
-	(void)arg;
+	struct tt__stream *st = arg;
 	struct tt_os_writing writing;
 	tt_os_writing_begin(&writing);
 	tt__out_file_header(out, TT_FILE_STREAMED);
 	tt__out_process(out);
+	st->modules_changes = tt_os_modules_changes();
 	int err = tt__out_modules(out);
 	tt__out_flush(out);
 	tt_os_writing_end(&writing);
@@ -618,7 +622,7 @@ static int tt__stream_make_file(struct tt__stream *st)
 	 * once its beginning is written; a device or FIFO written in place, as it comes
 	 * (no header refresh). */
 	int err = tt__create_run_file(st->path, sizeof st->path, &st->in_place, st->out,
-				      tt__stream_begin_file, NULL);
+				      tt__stream_begin_file, st);
 	if (err)
 		return err;
 	/* (Found again by its name if the program closes it, where the drain shares its

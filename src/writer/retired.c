@@ -356,7 +356,8 @@ int tt__out_modules(struct tt__out *out)
 	return tt__out_loaded_modules(out);
 }
 
-int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
+/* tt__out_modules_since's UNLOADED part. */
+static int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
 {
 	size_t published = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
 	if (published == set->retired_seen)
@@ -384,6 +385,16 @@ int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
 	free(set->slots);
 	*set = told;
 	return 0;
+}
+
+int tt__out_modules_since(struct tt__out *out, struct tt__site_set *set, uint64_t *changes)
+{
+	int err = tt__out_unloaded(out, set);
+	uint64_t now = tt_os_modules_changes();
+	if (err || now == *changes)
+		return err;
+	*changes = now;
+	return tt__out_loaded_modules(out);
 }
 
 size_t tt__retired_count(void)

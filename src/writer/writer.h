@@ -267,8 +267,11 @@ int tt__out_modules(struct tt__out *out) TT__HIDDEN;
  * records it looks at next: the modules of the libraries unloaded since `set` last
  * told them apart, each in an UNLOADED section (which ends the time span of what the
  * file described of their addresses before), and the set's entries of their records
- * tagged with their generation. 0 or -errno. */
-int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set) TT__HIDDEN;
+ * tagged with their generation; then MODULES of those loaded now where they changed
+ * since *changes (tt_os_modules_changes as MODULES was last written, updated), so
+ * that a library loaded mid-run is named in a file whose end never comes (a kill).
+ * 0 or -errno. */
+int tt__out_modules_since(struct tt__out *out, struct tt__site_set *set, uint64_t *changes) TT__HIDDEN;
 /* The key by which the runtime's analysis (report.c, spikes.c) knows the site or
  * function at `address` in a record made at `tsc`: the address, tagged (TT__GEN) with
  * the library unloaded since that held it then. */
