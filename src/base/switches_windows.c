@@ -19,7 +19,7 @@
  * counted as lost, never put out of order.
  *
  * Locks: tt__etw.lock, taken under any of the runtime's (a leaf: the platform's lock,
- * no rank, so that portable/ can call it too), guards the entries and the table's
+ * no rank), guards the entries and the table's
  * changes; tt-etw takes it per event of ours, and to compact the table, which it alone
  * reads without it. */
 #include <errno.h>

@@ -2566,8 +2566,8 @@ static void tt_counters_given(uint32_t flags, const struct tt_schedstat_sample *
 		assert_true(r->timeslices == 0);
 }
 
-/* A thread's counters (the face both runtimes read them through: Linux's core/
- * counters.c, Windows' portable/counters.c), read by another thread while it runs and
+/* A thread's counters (the face core/counters.c reads them through on both
+ * systems), read by another thread while it runs and
  * by itself: its CPU time grows by what it spun, no faster than the clock; what the
  * system says it gives (Linux: everything; Windows: the CPU time, and the switches
  * where ntdll counts them, not under Wine) is there, switches counted across its
