@@ -698,7 +698,10 @@ def refused_busy(tmp):
                                                                      sp.get("no_split")) for k, sp in unsplit)))
             if not unsplit or what != "burst":
                 break
-        check(len(kernel) == {"burst": 50, "hundred": 100, "sixty": 121}[what] and all(sp for _, sp in found),
+        # (a scope the kernel's clock has under the 1 ms threshold is no spike: its cause
+        # did not happen, as b16_lock's lock free at 82 us in a CI run at load 10)
+        check(len(kernel) == {"burst": 50, "hundred": 100, "sixty": 121}[what] and
+              all(sp for k, sp in found if k["wall_ns"] >= MS),
               "%s: %d scopes, not each a spike: %s" % (label, len(kernel), [k for k, sp in found if not sp]))
         # (burst's allowance is from the cores the program leaves idle, and tt-sched's
         # readings come in time only where a core is free for it: at load 13 on 2 cores,
