@@ -2249,7 +2249,8 @@ def refused_heavy(tmp):
     check(re.search(r"to follow their scopes, reached its share .* and stopped for \d+ ms of the run: the "
                     r"threads that went on recording then, their scopes not known from then on, were read "
                     r"blind, each 2 ms while they recorded \(each 8 ms once followed again, or past the "
-                    r"budget above, and as a scope begun before ended\), [1-9]\d* readings", err),
+                    r"budget above where they filled a buffer chunk since, else each 80 ms, and as a scope "
+                    r"begun before ended\), [1-9]\d* readings", err),
           "%s: the share, or what was read blind, not said: %r" % (label, err))
     check(len(kernel) == 18, "%s: %d planted scopes said, 18 expected" % (label, len(kernel)))
     # (a full buffer drops the last planted scopes: a spike missing, not unsplit)
