@@ -514,6 +514,10 @@ def refused_short(tmp):
 
 
 SLEPT_PCT = 10  # (core.h: TT__COUNTERS_SLEPT_WALL_PCT)
+# What tt-sched's CPU time may pass its budget by: its first 8 scopes' readings, free of it
+# up to 2 ms (core/counters.c: TT__COUNTERS_BUDGET_FREE_NS; unbounded before, 2.4 to 4 ms
+# of a flood's 0.4 s, past the 1 ms these checks allowed in CI), and a look past it (1 ms).
+UNCHARGED = 3 * MS
 
 
 def budget_allowed(wall, process):
@@ -571,7 +575,7 @@ def budget(tmp):
     # of the CPU time the program's cores had that it left idle in its first second,
     # 0.25 % all run long, up to 0.5 % of one CPU's), the larger share;
     # what it does not charge (its first 8 scopes, its looks with nothing to read) and a
-    # reading past it, within 1 ms more (a loaded machine's uncharged looks cost more:
+    # reading past it: UNCHARGED more (a loaded machine's uncharged looks cost more:
     # 1.66 ms against a budget of 1.15 in a fresh-clone CI run at load 30); naps a loaded
     # machine stretched to 5 ms and more pay for their readings, up to 1 % of one CPU's time.
     # (read by tt-sched: a reading inside a nap; each thread reads its own as it starts)
@@ -590,7 +594,7 @@ def budget(tmp):
     print("crowd: %d of %d threads' naps under 5 ms read; tt-sched %.2f ms of CPU time, its budget %.2f ms "
           "(the process %.1f ms, %.1f ms of wall time)" % (read, napping, cpu.get("tt_sched_cpu_ns", -1) / 1e6,
                                                          allowed / 1e6, process / 1e6, wall / 1e6))
-    check(0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 1000000,
+    check(0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + UNCHARGED,
           "crowd: %d threads' counters read, tt-sched's CPU time %s ns of a budget of %d: the scopes due at "
           "one look read past it" % (read, cpu.get("tt_sched_cpu_ns"), allowed))
     info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
@@ -879,7 +883,7 @@ def refused_loaded(tmp):
     # allows) and what the spikes paid back, 1 % of one CPU's time at most, within 1 ms
     # (a look under way as the last was charged)
     allowed = budget_allowed(wall, process)
-    check(0 <= sched <= allowed + MS, "%s: tt-sched's CPU time %d ns, its budget and the spikes' share %d"
+    check(0 <= sched <= allowed + UNCHARGED, "%s: tt-sched's CPU time %d ns, its budget and the spikes' share %d"
           % (label, sched, allowed))
     if unsplit:
         unsplit_said([sp for _, sp in unsplit], label)
@@ -1003,7 +1007,8 @@ def refused_many(tmp):
         if "on_cpu_ns" in sp:
             counters_agree(k, sp, label)
     allowed = budget_allowed(wall, process)
-    check(0 <= sched <= allowed + MS, "%s: tt-sched's CPU time %d ns, its budget and the spikes' shares %d"
+    print("%s: tt-sched %.2f ms of CPU time, its budget and the spikes' shares %.2f ms" % (label, sched / 1e6, allowed / 1e6))
+    check(0 <= sched <= allowed + UNCHARGED, "%s: tt-sched's CPU time %d ns, its budget and the spikes' shares %d"
           % (label, sched, allowed))
 
 
@@ -1206,8 +1211,8 @@ def flood(tmp):
     """perf_event_open denied by seccomp, mode ring: two threads record empty scopes
     flat out (some 15 million records a second each). tt-sched reads every record, to
     follow their scopes, within its share (0.5 % of the program's CPU time), beside its
-    budget for the counters: said at exit, and its CPU time within both and its
-    uncharged looks (3 ms). Its reading unbounded, it took the records' cost, some 20
+    budget for the counters: said at exit, and its CPU time within both and what it
+    does not charge (UNCHARGED). Its reading unbounded, it took the records' cost, some 20
     ms of the 0.4 s run and more (7 ns a record: an estimate of 2, the cost where
     threads record less hard, kept it to 12 ms)."""
     cpu = {}
@@ -1222,7 +1227,7 @@ def flood(tmp):
                max(process * 0.005, wall * 0.001))
     print("flood: tt-sched %.2f ms of CPU time, its budget and share %.2f ms (the process %.1f ms, %.1f ms of "
           "wall time)" % (cpu.get("tt_sched_cpu_ns", -1) / 1e6, allowed / 1e6, process / 1e6, wall / 1e6))
-    check(0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 3 * MS,
+    check(0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + UNCHARGED,
           "flood: tt-sched's CPU time %s ns, past its budget and share %d" % (cpu.get("tt_sched_cpu_ns"), allowed))
 
 
@@ -2258,7 +2263,7 @@ def refused_heavy(tmp):
     allowed = budget_allowed(wall, process) + max(process * 0.005, wall * 0.001)
     print("%s: tt-sched %.2f ms of CPU time, its budget, share and spikes' %.2f ms (the process %.1f ms, %.0f ms "
           "of wall time)" % (label, sched / 1e6, allowed / 1e6, process / 1e6, wall / 1e6))
-    check(0 <= sched <= allowed + 3 * MS, "%s: tt-sched's CPU time %d ns, past %d" % (label, sched, allowed))
+    check(0 <= sched <= allowed + UNCHARGED, "%s: tt-sched's CPU time %d ns, past %d" % (label, sched, allowed))
 
 
 # Killed (meson's timeout sends SIGTERM first): the program run now is killed and
