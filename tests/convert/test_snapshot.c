@@ -950,7 +950,7 @@ static void test_unsplit_said(void **state)
 		   "after its start (none before it); its thread waited 3.000 ms for a CPU in the 10.000 ms "
 		   "between the readings around its start (a loaded machine: tt-sched, in the same process, "
 		   "waits for one too); its thread recorded more than tt-sched's share let it follow, its "
-		   "scopes not known from then on: it was read blind, each 2 to 8 ms (info says which "
+		   "scopes not known from then on: it was read blind, each 2 to 80 ms (info says which "
 		   "threads)\n");
 	/* damaged: refused at the field */
 	const uint64_t miss_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 + sizeof(struct tt_snapshot_cut) +
@@ -968,7 +968,7 @@ static void test_unsplit_said(void **state)
 		   "between the readings around its start came to 3.000 ms (a wait is counted whole as it ends: "
 		   "some began before the first; a loaded machine: tt-sched, in the same process, waits for one "
 		   "too); its thread recorded more than tt-sched's share let it follow, its scopes not known from "
-		   "then on: it was read blind, each 2 to 8 ms (info says which threads)\n");
+		   "then on: it was read blind, each 2 to 80 ms (info says which threads)\n");
 	tail.miss.waited_ns = 0;
 	tail.miss.after_ns = -2;
 	save(fx->in, &info, "work", true);

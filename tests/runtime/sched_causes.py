@@ -698,7 +698,10 @@ def refused_busy(tmp):
                                                                      sp.get("no_split")) for k, sp in unsplit)))
             if not unsplit or what != "burst":
                 break
-        check(len(kernel) == {"burst": 50, "hundred": 100, "sixty": 121}[what] and all(sp for _, sp in found),
+        # (a scope the kernel's clock has under the 1 ms threshold is no spike: its cause
+        # did not happen, as b16_lock's lock free at 82 us in a CI run at load 10)
+        check(len(kernel) == {"burst": 50, "hundred": 100, "sixty": 121}[what] and
+              all(sp for k, sp in found if k["wall_ns"] >= MS),
               "%s: %d scopes, not each a spike: %s" % (label, len(kernel), [k for k, sp in found if not sp]))
         # (burst's allowance is from the cores the program leaves idle, and tt-sched's
         # readings come in time only where a core is free for it: at load 13 on 2 cores,
@@ -2246,7 +2249,8 @@ def refused_heavy(tmp):
     check(re.search(r"to follow their scopes, reached its share .* and stopped for \d+ ms of the run: the "
                     r"threads that went on recording then, their scopes not known from then on, were read "
                     r"blind, each 2 ms while they recorded \(each 8 ms once followed again, or past the "
-                    r"budget above, and as a scope begun before ended\), [1-9]\d* readings", err),
+                    r"budget above where they filled a buffer chunk since, else each 80 ms, and as a scope "
+                    r"begun before ended\), [1-9]\d* readings", err),
           "%s: the share, or what was read blind, not said: %r" % (label, err))
     check(len(kernel) == 18, "%s: %d planted scopes said, 18 expected" % (label, len(kernel)))
     # (a full buffer drops the last planted scopes: a spike missing, not unsplit)

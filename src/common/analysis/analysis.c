@@ -684,7 +684,7 @@ static int tt_an_miss_text(const struct tt_an_causes *c, char *buf, size_t cap)
 	/* Read blind: its records recorded faster than tt-sched's share let it follow. */
 	if (c->miss_blind)
 		tt_an_add_text(buf, cap, &n, "; its thread recorded more than tt-sched's share let it follow, its "
-			       "scopes not known from then on: it was read blind, each 2 to 8 ms (info says which "
+			       "scopes not known from then on: it was read blind, each 2 to 80 ms (info says which "
 			       "threads)");
 	return n;
 }
