@@ -7,7 +7,6 @@
  * keep up (a loaded machine) is tried again, up to TRIES runs. Every thread's event is
  * in the file.
  */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
