@@ -42,6 +42,14 @@ static char *tt__arena_fresh; /* the next chunk never handed out */
 static char *tt__arena_ready; /* [fresh, ready) is faulted in */
 static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
 static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks */
+/* New threads' slots (registry.c), written through once by tt-prefault ahead of them:
+ * under a hypervisor's shadow page tables (KVM/PVM on an EPYC) a page's first write
+ * took 13 us, 7 us after MADV_POPULATE_WRITE, and a slot is most of a page: it was
+ * half of a thread's first event (first_event_us 38 us). Core lock. */
+#define TT__SPARE_SLOTS 8
+static struct tt__slab tt__slot_slab = {.slab_size = 64 * 1024};
+static struct tt__slot *tt__spare_slots[TT__SPARE_SLOTS];
+static unsigned tt__spare_count;
 /* A thread of the arena's asleep until woken, or until its timeout. */
 struct tt__sleeper {
 	uint32_t seq; /* (tt_os_wait's word) bumped to wake it */
@@ -400,6 +408,40 @@ static void tt__clean_end(void)
 	tt__end_sleeper(&tt__clean_sleeper);
 }
 
+/* tt-prefault: the spare slots made up again, each written through outside the lock. */
+static void tt__spares_fill(void)
+{
+	for (;;) {
+		struct tt_os_signals old;
+		tt_os_signals_block(&old);
+		tt__core_lock(1);
+		struct tt__slot *slot = tt__spare_count < TT__SPARE_SLOTS
+						? tt__slab_alloc(&tt__slot_slab, sizeof *slot) : NULL;
+		tt__core_lock(0);
+		if (slot) {
+			memset(slot, 0, sizeof *slot);
+			tt__core_lock(1);
+			tt__spare_slots[tt__spare_count++] = slot; /* (only this thread adds) */
+			tt__core_lock(0);
+		}
+		tt_os_signals_restore(&old);
+		if (!slot)
+			return;
+	}
+}
+
+struct tt__slot *tt__slot_memory(void)
+{
+	tt__core_lock(1);
+	struct tt__slot *slot = tt__spare_count ? tt__spare_slots[--tt__spare_count]
+						: tt__slab_alloc(&tt__slot_slab, sizeof *slot);
+	int low = tt__spare_count < TT__SPARE_SLOTS / 2;
+	tt__core_lock(0);
+	if (low)
+		tt__wake(&tt__prefault_sleeper);
+	return slot;
+}
+
 static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
@@ -410,6 +452,7 @@ static void *tt__prefault_main(void *unused)
 		uint32_t seq = __atomic_load_n(&tt__prefault_sleeper.seq, __ATOMIC_SEQ_CST);
 		if (tt__thread_end_asked())
 			return NULL;
+		tt__spares_fill();
 		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		char *end = tt__arena_usable_end();

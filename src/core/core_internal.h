@@ -55,6 +55,9 @@ const struct tt_os_file *tt__chunks_file(void) TT__HIDDEN;
 /* Core lock held, signals blocked: a zeroed chunk, from the free list or never used
  * before, or NULL when the arena (or the mode's file) has no more. */
 struct tt__chunk *tt__chunk_alloc(void) TT__HIDDEN;
+/* Registry lock held, signals blocked: memory for a new thread's slot, not zeroed (one
+ * tt-prefault wrote through ahead, where it has one), or NULL. */
+struct tt__slot *tt__slot_memory(void) TT__HIDDEN;
 /* Core lock held: a zeroed chunk back to the free list. */
 void tt__chunk_free(struct tt__chunk *chunk) TT__HIDDEN;
 /* Bumped (core lock held) whenever a thread with no chunk may get one again: a chunk

@@ -20,7 +20,6 @@ struct tt__slot *tt__registry_first;
 static struct tt__slot *tt__registry_last;
 static uint32_t tt__thread_count;
 
-static struct tt__slab tt__slot_slab = {.slab_size = 64 * 1024}; /* registry lock */
 static struct tt__slab tt__filters_slab = {.slab_size = 256 * 1024}; /* registry lock */
 static struct tt__slot *tt__free_slots; /* mode stream: slots of retired threads */
 
@@ -210,7 +209,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	if (slot)
 		tt__free_slots = slot->next;
 	else
-		slot = tt__slab_alloc(&tt__slot_slab, sizeof *slot);
+		slot = tt__slot_memory();
 	if (!slot)
 		goto out;
 	struct tt__chunk *scratch = slot->scratch; /* a recycled slot's: use it again */
