@@ -15,7 +15,7 @@
 ;
 ; _pexit names the function it leaves from a stack of the functions _penter entered,
 ; per thread, in the thread's table entry (struct tt__hot's penter_top/end/base,
-; src/portable/portable.h): push and pop without a lock or a call but the recording
+; src/core/core.h): push and pop without a lock or a call but the recording
 ; emitter's. A thread's first call, another thread in its entry, and calls nested deeper
 ; than the stack holds go to C (tt__penter_slow, which grows it: calls nested deeper
 ; than memory lets it are counted as dropped, neither end recorded; tt__pexit_slow); a
@@ -25,7 +25,7 @@ default rel
 
 %include "hot.inc"
 
-%define HOT_PENTER_TOP  40	; src/portable/portable.h pins these
+%define HOT_PENTER_TOP  40	; src/core/core.h pins these
 %define HOT_PENTER_END  48
 %define HOT_PENTER_BASE 56
 

@@ -48,7 +48,7 @@
 ;
 ; TICKTRACE_MIN_DUR: __cyg_profile_func_exit (and so _pexit, asm/penter_win64.asm)
 ; erases a short call with nothing recorded inside (asm/hot.inc TT_FILTER_SHORT), as
-; on Linux; the other exits have no table (src/portable/record.c makes it).
+; on Linux; the other exits have no table (src/core/registry.c makes it).
 ;
 ; Not here yet: the detours' hooks.
 

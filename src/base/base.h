@@ -101,6 +101,14 @@ int tt__thread_end_asked(void) TT__HIDDEN;
 int tt__thread_give_back(void) TT__HIDDEN;
 /* The TT_FILE_GAVE_* flags of those that ended so (format.h). */
 uint32_t tt__threads_given_back(void) TT__HIDDEN;
+/* Called by a thread of ticktrace's no give-back ends (tt-clean): `wake` gets it to
+ * look at tt__thread_end_asked as the run's end ends them all (tt__threads_end). */
+void tt__thread_ends_with(void (*wake)(void)) TT__HIDDEN;
+/* The run's end, its file written, where the process's end would end ticktrace's
+ * threads wherever they are (TT_OS_END_JOINS): every one of them told to return
+ * (tt__thread_end_asked) and waited for, 2 s at most all told, said where one did not
+ * end. Once. */
+void tt__threads_end(void) TT__HIDDEN;
 /* (tt__own_thread and tt__own_thread_main, which the patcher calls: record_protocol.h) */
 /* Around work of ticktrace's own threads that allocates: one at a time, and not
  * while a fork runs. */
@@ -257,6 +265,13 @@ struct tt__switches {
  * switches from the call on, the thread's state then not known (tid other than 0: it
  * may have been asleep). */
 int tt__switches_open(struct tt__switches *s, int tid, int small, int *denied) TT__HIDDEN;
+/* What a THREAD section says of a thread tt__switches_open refused with `err`
+ * (-errno; format.h's TT_THREAD_NO_STATES_FLAGS), and in *said whether the exit says
+ * such refusals: Linux's, TT_NO_STATES_REFUSED and perf_event_open's errno, said (the
+ * kernel's settings or a seccomp filter: news to the user); Windows',
+ * TT_NO_STATES_WINDOWS and no errno (its numbers are not Linux's, which the tools
+ * read), unsaid (ETW wants an administrator, always: the file says so). */
+uint32_t tt__switches_refusal(int err, int *said) TT__HIDDEN;
 /* A small ring that a read found half full or more (or full: switches lost): a larger
  * one for the same thread beside it, which reads go on from once the small one is
  * read to its end and has told what it lost before the larger one began, no switch

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <stdlib.h>
 
 #include "base/base.h"
 
@@ -24,8 +25,12 @@ void tt__err_start(void)
 
 void tt__err_to(int where, int (*name_of)(char *buf, size_t size))
 {
-	(void)where;
 	(void)name_of;
+	/* (the lines stay on stderr: a TICKTRACE_LOG asked for more, said once) */
+	const char *log = getenv("TICKTRACE_LOG");
+	if (where != TT__LOG_STDERR && log && *log)
+		fprintf(stderr, "ticktrace: TICKTRACE_LOG=%s: not on Windows (ticktrace's lines go to "
+			"stderr); ignored\n", log);
 }
 
 void tt__err_keep(void)

@@ -231,6 +231,12 @@ void tt__switches_told(struct tt__switches *s)
 	s->told_at = s->unsaid_at;
 }
 
+uint32_t tt__switches_refusal(int err, int *said)
+{
+	*said = 1;
+	return TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, -err);
+}
+
 void tt__switches_flush(void)
 {
 	/* (the kernel writes each switch into its thread's ring as it happens) */

@@ -19,7 +19,7 @@
  * counted as lost, never put out of order.
  *
  * Locks: tt__etw.lock, taken under any of the runtime's (a leaf: the platform's lock,
- * no rank, so that portable/ can call it too), guards the entries and the table's
+ * no rank), guards the entries and the table's
  * changes; tt-etw takes it per event of ours, and to compact the table, which it alone
  * reads without it. */
 #include <errno.h>
@@ -332,6 +332,13 @@ size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, siz
 	}
 	tt_os_unlock(&tt__etw.lock);
 	return n;
+}
+
+uint32_t tt__switches_refusal(int err, int *said)
+{
+	(void)err;
+	*said = 0;
+	return TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_WINDOWS, 0);
 }
 
 void tt__switches_flush(void)

@@ -118,10 +118,54 @@ void tt__thread_optional(enum tt__optional_thread which, void (*wake)(void))
 	__atomic_store_n(&tt__optional[which].pid, (pid_t)tt_os_process_id(), __ATOMIC_SEQ_CST);
 }
 
+/* The run's end asked every thread of ticktrace's to return (tt__threads_end). */
+static int tt__ending;
+/* the wakes of those no give-back ends */
+static void (*tt__end_wakes[4])(void);
+static uint32_t tt__end_wake_count;
+
 int tt__thread_end_asked(void)
 {
-	return tt__optional_mine >= 0 && __atomic_load_n(&tt__optional[tt__optional_mine].ask,
-							 __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&tt__ending, __ATOMIC_SEQ_CST) ||
+	       (tt__optional_mine >= 0 && __atomic_load_n(&tt__optional[tt__optional_mine].ask, __ATOMIC_SEQ_CST));
+}
+
+void tt__thread_ends_with(void (*wake)(void))
+{
+	uint32_t index = __atomic_fetch_add(&tt__end_wake_count, 1, __ATOMIC_RELAXED);
+	if (index < sizeof tt__end_wakes / sizeof tt__end_wakes[0])
+		__atomic_store_n(&tt__end_wakes[index], wake, __ATOMIC_RELEASE);
+}
+
+/* How long the run's end waits for ticktrace's threads, all told (each returns within
+ * milliseconds of being told). */
+#define TT__THREADS_END_NS (INT64_C(2) * 1000000000)
+
+void tt__threads_end(void)
+{
+	if (__atomic_exchange_n(&tt__ending, 1, __ATOMIC_SEQ_CST))
+		return;
+	pid_t pid = (pid_t)tt_os_process_id();
+	for (int i = 0; i < TT__OPTIONAL_COUNT; i++)
+		if (__atomic_load_n(&tt__optional[i].pid, __ATOMIC_SEQ_CST) == pid && tt__optional[i].wake)
+			tt__optional[i].wake();
+	uint32_t wakes = __atomic_load_n(&tt__end_wake_count, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < wakes && i < sizeof tt__end_wakes / sizeof tt__end_wakes[0]; i++)
+		if (__atomic_load_n(&tt__end_wakes[i], __ATOMIC_ACQUIRE))
+			tt__end_wakes[i]();
+	int64_t until = tt_os_monotonic_ns() + TT__THREADS_END_NS;
+	uint32_t n = __atomic_load_n(&tt__own_count, __ATOMIC_ACQUIRE), left = 0;
+	pid_t self = (pid_t)tt_os_thread_id();
+	for (uint32_t i = 0; i < n && i < sizeof tt__own_tids / sizeof tt__own_tids[0]; i++) {
+		pid_t tid = __atomic_load_n(&tt__own_tids[i], __ATOMIC_RELAXED);
+		while (tid != self && tt_os_thread_alive((uint32_t)tid) && tt_os_monotonic_ns() < until)
+			tt_os_sleep_ns(1000000);
+		left += tid != self && tt_os_thread_alive((uint32_t)tid);
+	}
+	if (left)
+		fprintf(tt__err, "ticktrace: %u of its threads did not end within %d s of the exit: "
+			"the system's end of the process ends them\n", (unsigned)left,
+			(int)(TT__THREADS_END_NS / 1000000000));
 }
 
 int tt__thread_give_back(void)
@@ -171,7 +215,7 @@ int tt__start_thread(struct tt_os_thread *thread, void *(*main)(void *), void *a
 	/* Running before the program goes on, so that no fork finds it starting: a
 	 * sanitizer's allocator, held by a thread as it starts, would stay locked in the
 	 * child. (Not in a fork's child handler: the sanitizer may hold it until then.) */
-	while (wait && __atomic_load_n(&tt__threads_started, __ATOMIC_ACQUIRE) == before)
+	while (wait && TT_OS_START_WAITS && __atomic_load_n(&tt__threads_started, __ATOMIC_ACQUIRE) == before)
 		tt_os_wait(&tt__threads_started, before, TT_OS_FOREVER);
 	return 0;
 }

@@ -343,7 +343,7 @@ size_t tt_mode_index(const char *name, FILE *err);
 /* ---- names made at run time ---- */
 
 /* The _DYN macros' names (names.c), each copied once into a call-site descriptor of
- * its own, for both runtimes (tt__name: writer/names.c, portable/start.c). A lookup,
+ * its own (tt__name: writer/names.c). A lookup,
  * tt_names_find, takes no lock: the name's descriptor, or NULL with `key` filled for
  * tt_names_add, which the caller runs under its own lock (one adder at a time). Memory
  * from `alloc` (never given back: a descriptor lives as long as the process); where

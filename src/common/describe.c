@@ -1,5 +1,5 @@
-/* A scope's description as records (common.h): what TT_DESCRIBE records on Linux
- * (lifecycle/control.c) and on Windows (portable/start.c) alike. */
+/* A scope's description as records (common.h): what TT_DESCRIBE records
+ * (lifecycle/control.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* Names made at run time (TT_SCOPE_DYN and the other _DYN macros), both runtimes'
- * (writer/names.c on Linux, portable/start.c on Windows): each name copied once into a
+/* Names made at run time (TT_SCOPE_DYN and the other _DYN macros, writer/names.c):
+ * each name copied once into a
  * call-site descriptor of its own, keyed on the macro's static descriptor and the
  * name's bytes; events then record that descriptor through the ordinary emitters, and
  * the writer describes it like a static one.

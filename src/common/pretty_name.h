@@ -1,8 +1,7 @@
 /* A C++ function's name as ticktrace shows it, from its __PRETTY_FUNCTION__ (TT_FUNC's
  * descriptors, TT__SITE_PRETTY): the qualified name, with the values of its template
- * parameters ("int Queue<T>::pop() [with T = long]" is "Queue<long>::pop"). The Linux
- * runtime's writer (writer/names.c) and the Windows runtime (portable/dump.c) name
- * sites by it. Below src/ (its include path is tt_record_protocol_inc's). Not installed. */
+ * parameters ("int Queue<T>::pop() [with T = long]" is "Queue<long>::pop"). The
+ * runtime's writer (writer/names.c) names sites by it. Below src/ (its include path is tt_record_protocol_inc's). Not installed. */
 #ifndef TT_PRETTY_NAME_H
 #define TT_PRETTY_NAME_H
 

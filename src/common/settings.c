@@ -1,5 +1,5 @@
-/* The settings both runtimes (Linux's lifecycle/config.c, Windows' portable/start.c)
- * read alike from the environment (common.h). */
+/* Settings the runtime reads from the environment (common.h; lifecycle/config.c and
+ * the others that read them). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

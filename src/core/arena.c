@@ -95,7 +95,7 @@ const struct tt_os_file *tt__chunks_file(void)
 
 /* The arena: the platform's reservation (tt_os_reserve; Linux's, memory at once,
  * faulted in ahead of the writers), or a shared mapping of the mode's file (a live
- * file); with `at`, again at the arena's own addresses (after fork: Linux's
+ * file: tt_os_map_view), committed as its file covers it (tt_os_commit); with `at`, again at the arena's own addresses (after fork: Linux's
  * MAP_FIXED). NULL when refused. */
 static void *tt__arena_map(void *at, uint64_t size)
 {
@@ -104,18 +104,6 @@ static void *tt__arena_map(void *at, uint64_t size)
 		return tt_os_reserve(size);
 	struct tt_os_file file = chunks ? *chunks : (struct tt_os_file){-1};
 	return tt_os_map_view(chunks ? &file : NULL, chunks ? tt__mode->chunks_at() : 0, size, at);
-}
-
-/* [at, at + size) of the arena ready for the writers: the reservation's memory
- * committed (tt_os_commit), a file's view faulted in (its pages are the file's
- * already). 0, or -ENOMEM: a refused commit (Windows'; Linux's never is). */
-static int tt__arena_commit(char *at, size_t size)
-{
-	if (tt__chunks_file()) {
-		tt_os_fault_in(at, size);
-		return 0;
-	}
-	return tt_os_commit(at, size);
 }
 
 /* Core lock held: the mode's file holds the arena up to `end`. */
@@ -415,6 +403,11 @@ static void tt__live_end(void)
 	tt__end_sleeper(&tt__live_sleeper);
 }
 
+static void tt__clean_end(void)
+{
+	tt__end_sleeper(&tt__clean_sleeper);
+}
+
 /* tt-prefault: the spare slots made up again, each written through outside the lock. */
 static void tt__spares_fill(void)
 {
@@ -491,7 +484,7 @@ static void *tt__prefault_main(void *unused)
 			 * elsewhere stays in the gate's count, which then only grows) */
 			__atomic_add_fetch(&tt__prefault_busy, 1, __ATOMIC_SEQ_CST);
 			uint64_t before = tt__own_faults();
-			int committed = tt__arena_commit(ready, step) == 0;
+			int committed = tt_os_commit(ready, step) == 0;
 			uint64_t after = tt__own_faults();
 			__atomic_add_fetch(&tt__prefault_faults, after > before ? after - before : 0,
 					   __ATOMIC_SEQ_CST);
@@ -513,8 +506,11 @@ static void *tt__clean_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-clean");
+	tt__thread_ends_with(tt__clean_end);
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__clean_sleeper.seq, __ATOMIC_SEQ_CST);
+		if (tt__thread_end_asked())
+			return NULL;
 		int waiting = tt__clean_queued();
 		tt__sleep(&tt__clean_sleeper, seq, waiting ? 1000000 : TT_OS_FOREVER);
 	}
@@ -669,7 +665,7 @@ int tt__arena_init(void)
 			tt_os_huge_pages(tt__arena_base + TT__PREFAULT_STEP, first - TT__PREFAULT_STEP);
 		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
 			return -ENOSPC;
-		if (tt__arena_commit(tt__arena_base, TT__CHUNK_SIZE) != 0)
+		if (tt_os_commit(tt__arena_base, TT__CHUNK_SIZE) != 0)
 			return -ENOMEM;
 		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
 		return tt__start_arena_threads(1);
@@ -768,7 +764,7 @@ struct tt__chunk *tt__chunk_alloc(void)
 		 * changes nothing the writer wrote). */
 		if (!TT_OS_RESERVE_WRITABLE &&
 		    chunk + TT__CHUNK_SIZE > __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) &&
-		    tt__arena_commit(chunk, TT__CHUNK_SIZE) != 0)
+		    tt_os_commit(chunk, TT__CHUNK_SIZE) != 0)
 			return NULL;
 		__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
 		if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) <

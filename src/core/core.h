@@ -232,6 +232,9 @@ struct tt__slot {
 	struct tt__chunk *live_chunk; /* live file: where the search for new sites stopped
 	                               * (with `drained`) */
 	struct tt_record live_first;  /* live file: that chunk's first record then */
+	/* live file: where its THREAD section's dropped counts are, and their sum as they
+	 * were last written there (tt-live brings them up to date) */
+	uint64_t live_dropped_at, live_dropped_said;
 	struct tt__spikes_thread *spikes; /* mode stream, TICKTRACE_SPIKES: its detector */
 	struct tt__sched sched;
 	struct tt__overwrites overwrites;

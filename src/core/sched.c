@@ -190,7 +190,9 @@ void tt__sched_say_refused(void)
 			break;
 		}
 	}
-	unsigned named = tt__sched_refusals.threads, n = named + unasked;
+	int said;
+	tt__switches_refusal(0, &said);
+	unsigned named = tt__sched_refusals.threads, n = said ? named + unasked : 0;
 	char line[512];
 	int len = 0;
 	if (n == 1 && named == 1) {
@@ -419,7 +421,7 @@ void tt__sched_open(struct tt__slot *slot)
 		tt__sched_rouse();
 		return;
 	}
-	if (!e)
+	if (!e && TT_OS_THREADS_SEEN_STARTING) /* (else none is: not news) */
 		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
 	s->ask_due = 1;
 	__atomic_add_fetch(&tt__sched_to_ask, 1, __ATOMIC_RELEASE);
@@ -875,7 +877,10 @@ static void *tt__sched_main(void *unused)
 uint32_t tt__sched_no_states(const struct tt__slot *slot)
 {
 	const struct tt__sched *s = &slot->sched;
-	return s->on ? 0 : TT_THREAD_NO_STATES_FLAGS(s->none, s->none_err);
+	int said;
+	return s->on			      ? 0 :
+	       s->none == TT_NO_STATES_REFUSED ? tt__switches_refusal(-s->none_err, &said) :
+						 TT_THREAD_NO_STATES_FLAGS(s->none, s->none_err);
 }
 
 int tt__sched_counters_stand_in(const struct tt__slot *slot)

@@ -91,6 +91,8 @@ void tt__finish(void)
 static void tt__at_exit(void)
 {
 	tt__finish();
+	if (TT_OS_END_JOINS && !tt__config.off)
+		tt__threads_end();
 }
 
 static void tt__before_fork(void)
@@ -185,6 +187,9 @@ static void tt__init_once_guarded(void)
 	}
 	if (tt__sched_start(tt__config.sched_off, tt__config.sched_only) < 0)
 		fprintf(tt__err, "ticktrace: no thread for thread states: the trace has none\n");
+	/* (Linux: -ENOTSUP, dlclose is interposed: unload.c; where the system cannot tell,
+	 * an unloaded module's functions stay unnamed) */
+	tt_os_on_unload(tt__module_unloaded);
 	if (tt__signals_init() < 0)
 		fprintf(tt__err, "ticktrace: no service thread: no trace on signals or crashes\n");
 	tt_os_at_fork(tt__before_fork, tt__after_fork_in_parent, tt__after_fork_in_child);

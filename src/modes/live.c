@@ -17,9 +17,11 @@
  * removes the live file. What a SIGKILL still loses: names threads took since they
  * registered (pthread_setname_np) and call sites first used in the last period (the
  * converter names them by address),
- * threads' dropped counts, and events of threads that exited in stop and ring modes
+ * threads' dropped counts since the last period (tt-live writes them over those their
+ * THREAD sections said), and events of threads that exited in stop and ring modes
  * once a dump compacted them... which a live run never does. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,6 +318,28 @@ static int tt__live_first(struct tt__live *lv, struct tt__slot *slot)
 	return 0;
 }
 
+/* The dropped counts of each thread the file describes, as they are now, written over
+ * those its THREAD section said where they grew: a killed run's file says what each
+ * thread lost up to the last tick. */
+static void tt__live_drops(struct tt__live *lv)
+{
+	uint64_t described = __atomic_load_n(&lv->header->live_sections_end, __ATOMIC_ACQUIRE);
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		if (!slot->live_dropped_at || slot->live_dropped_at + sizeof(uint64_t[TT_DROP_CAUSES]) > described)
+			continue;
+		uint64_t dropped[TT_DROP_CAUSES], sum = 0;
+		struct tt_gap gap;
+		tt__drops_now(slot, dropped, &gap);
+		for (int i = 0; i < TT_DROP_CAUSES; i++)
+			sum += dropped[i];
+		if (sum != slot->live_dropped_said &&
+		    tt_os_file_write_at(&TT__LIVE_FILE(lv), dropped, sizeof dropped, slot->live_dropped_at) ==
+			    (int64_t)sizeof dropped)
+			slot->live_dropped_said = sum;
+	}
+}
+
 void tt__live_tick(void)
 {
 	struct tt__live *lv = &tt__live;
@@ -325,17 +349,15 @@ void tt__live_tick(void)
 	tt_os_writing_begin(&writing);
 	if (!lv->full && !tt__live_own(lv)) {
 		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
-		int err = tt__out_unloaded(lv->out, &lv->sites);
-		uint64_t changes = tt_os_modules_changes();
-		if (!err && changes != lv->modules_changes) {
-			lv->modules_changes = changes;
-			err = tt__out_loaded_modules(lv->out);
-		}
+		int err = tt__out_modules_since(lv->out, &lv->sites, &lv->modules_changes);
 		for (struct tt__slot *slot = tt__registry_head(); slot && !err;
 		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 			if (!slot->streamed) {
-				uint64_t ignored = 0;
-				tt__out_thread_info(lv->out, TT_SEC_THREAD, slot, 0, &ignored);
+				uint64_t said = 0;
+				slot->live_dropped_at = lv->out->offset + sizeof(struct tt_section_header) +
+							offsetof(struct tt_thread_info, dropped);
+				tt__out_thread_info(lv->out, TT_SEC_THREAD, slot, 0, &said);
+				slot->live_dropped_said = said;
 				tt__out_counters_source(lv->out, slot);
 				slot->streamed = 1;
 			}
@@ -356,6 +378,7 @@ void tt__live_tick(void)
 		} else if (tt__live_commit(lv) < 0) {
 			lv->full = 1;
 		}
+		tt__live_drops(lv);
 	}
 	struct tt_file_header now;
 	tt__clock_fill_header(&now);

@@ -5,8 +5,10 @@
  * program's dup2 or close of any number never reaches it, even between the drain's
  * check and its write); sections are appended as records are drained:
  *
- *   header | PROCESS | MODULES | THREAD (tt-drain) | { SITES | THREAD | EVENTS }...
- *          | THREAD_TOTALS... | MODULES | END
+ *   header | PROCESS | MODULES | THREAD (tt-drain) | { UNLOADED (MODULES) | MODULES
+ *          | SITES | THREAD | EVENTS }... | THREAD_TOTALS... | MODULES | END
+ *
+ * (MODULES again as libraries are loaded, UNLOADED as they go: named after a kill.)
  *
  * With TICKTRACE_SPIKES, the records also go through the spike detector (spikes.c)
  * as they are written.
@@ -63,6 +65,7 @@ struct tt__stream {
 	struct tt_os_thread thread;
 	int running;
 	struct tt__site_set sites, fresh;
+	uint64_t modules_changes; /* tt_os_modules_changes() when MODULES was last written */
 	struct tt_end_info end;
 	struct tt__slot self; /* the drain thread, as the file shows it */
 	uint32_t wake_seq;    /* (tt_os_wait's word) bumped to wake the drain */
@@ -437,8 +440,8 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 {
 	int recycled = 0, retired = 0;
 	struct tt__slot *prev = NULL, *next;
-	/* libraries unloaded since the last pass, before any record made after it */
-	int err = tt__out_unloaded(st->out, &st->sites);
+	/* libraries unloaded or loaded since the last pass, before any record made after it */
+	int err = tt__out_modules_since(st->out, &st->sites, &st->modules_changes);
 	if (err && !st->out->err)
 		st->out->err = err;
 	tt__sched_drain(NULL); /* (as a dump: threads not asked for yet are asked now) */
@@ -527,9 +530,12 @@ static void *tt__stream_main(void *arg)
 	 * dl_iterate_phdr's lock, which the child would inherit held (a forked child's
 	 * drain makes its file while the child goes on, and forks: tmux's server and its
 	 * panes hung there, their drains waiting for that lock forever) */
-	tt__background_work(1);
-	int err = tt__stream_make_file(st);
-	tt__background_work(0);
+	int err = 0;
+	if (TT_OS_START_WAITS) { /* (else the opener made it) */
+		tt__background_work(1);
+		err = tt__stream_make_file(st);
+		tt__background_work(0);
+	}
 	__atomic_store_n(&st->made_err, err, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&st->made_seq, 1, __ATOMIC_RELEASE);
 	tt_os_wake_all(&st->made_seq);
@@ -594,11 +600,12 @@ static void *tt__stream_main(void *arg)
 /* What is known at start: the header, PROCESS, MODULES. */
 static int tt__stream_begin_file(struct tt__out *out, void *arg)
 {
-	(void)arg;
+	struct tt__stream *st = arg;
 	struct tt_os_writing writing;
 	tt_os_writing_begin(&writing);
 	tt__out_file_header(out, TT_FILE_STREAMED);
 	tt__out_process(out);
+	st->modules_changes = tt_os_modules_changes();
 	int err = tt__out_modules(out);
 	tt__out_flush(out);
 	tt_os_writing_end(&writing);
@@ -615,7 +622,7 @@ static int tt__stream_make_file(struct tt__stream *st)
 	 * once its beginning is written; a device or FIFO written in place, as it comes
 	 * (no header refresh). */
 	int err = tt__create_run_file(st->path, sizeof st->path, &st->in_place, st->out,
-				      tt__stream_begin_file, NULL);
+				      tt__stream_begin_file, st);
 	if (err)
 		return err;
 	/* (Found again by its name if the program closes it, where the drain shares its
@@ -645,10 +652,14 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.flags = TT__SLOT_RUNTIME;
 	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
 	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
-	err = tt__start_thread(&st->thread, tt__stream_main, st, !tt__forked);
-	while (!err && !tt__forked && !__atomic_load_n(&st->made_seq, __ATOMIC_ACQUIRE))
+	bool wait = TT_OS_START_WAITS && !tt__forked;
+	if (!TT_OS_START_WAITS)
+		err = tt__stream_make_file(st);
+	if (!err)
+		err = tt__start_thread(&st->thread, tt__stream_main, st, !tt__forked);
+	while (!err && wait && !__atomic_load_n(&st->made_seq, __ATOMIC_ACQUIRE))
 		tt_os_wait(&st->made_seq, 0, TT_OS_FOREVER);
-	if (!err && !tt__forked && (err = __atomic_load_n(&st->made_err, __ATOMIC_RELAXED)))
+	if (!err && wait && (err = __atomic_load_n(&st->made_err, __ATOMIC_RELAXED)))
 		tt_os_thread_join(&st->thread);
 	if (err) {
 		free(st->out);

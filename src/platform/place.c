@@ -1,6 +1,6 @@
 /* Where a run's own file goes when another process's file has its name: one rule
- * for both systems (Linux's writer/output.c, Windows' portable/dump.c and stream.c),
- * on each system's file functions. */
+ * for both systems (writer/output.c, modes/stream.c), on each system's file
+ * functions. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -184,7 +184,9 @@ void *tt_os_reserve_growable(size_t size, uint64_t away);
 int tt_os_grow(void *at, size_t size, size_t new_size);
 /* Memory behind [at, at + size) of a reservation, faulted in, so that the hot path
  * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
- * again, what is there is left as it is (a thread may be writing into it). */
+ * again, what is there is left as it is (a thread may be writing into it). Of a
+ * file's view (tt_os_map_view), the file's pages, which it must cover already
+ * (Windows' mapped then: -ENOMEM where the file is shorter). */
 int tt_os_commit(void *at, size_t size);
 /* Whether a reservation's memory may be written before it is committed (Linux: yes, a
  * commit only faults it in; Windows: no, it faults): where not, a caller handing out a
@@ -383,11 +385,14 @@ int64_t tt_os_file_write_at(struct tt_os_file *file, const void *buf, size_t siz
 int64_t tt_os_file_read_at(struct tt_os_file *file, void *buf, size_t size, uint64_t at);
 void tt_os_file_unmap(void *at, size_t size);
 /* A view of `size` bytes of `file` from `offset`, shared, read and write, however long
- * the file is now: a page past its end faults until the file covers it (Linux's
- * MAP_NORESERVE; Windows' view cannot outgrow its file: NULL). With `at`, in place of
- * what is mapped there (Linux's MAP_FIXED: a fork's child's arena at its parent's
- * addresses; Windows has no fork: NULL), and without `file`, private memory there
- * instead, as tt_os_reserve's. NULL when refused; tt_os_file_unmap gives it back. */
+ * the file is now, written once committed (tt_os_commit) where the file covers it:
+ * Linux's at once (MAP_NORESERVE; a page past the file's end faults until the file
+ * covers it); Windows', whose view cannot outgrow its file, address space reserved,
+ * the file mapped into it as commits ask (one such view at a time, `offset` a multiple
+ * of 64 KiB). With `at`, in place of what is mapped there (Linux's MAP_FIXED: a fork's
+ * child's arena at its parent's addresses; Windows has no fork: NULL), and without
+ * `file`, private memory there instead, as tt_os_reserve's. NULL when refused;
+ * tt_os_file_unmap gives it back. */
 void *tt_os_map_view(struct tt_os_file *file, uint64_t offset, size_t size, void *at);
 
 /* A new file written whole before it has its name, so that a run killed meanwhile
@@ -505,7 +510,7 @@ void tt_os_out_said(struct tt_os_out_number *number, uint32_t pid, uint32_t imag
 /* Which file a file opened is, so that a caller keeping one of its own in a process
  * that is the program's can tell it is still its own (Linux: the program may close
  * any descriptor and open its own file at the number, or dup2 over it: base/fds.c):
- * Linux its device and inode, Windows its volume's serial number and file index (a
+ * Linux its device and inode, Windows its file index (a
  * handle not of a disk file, NUL, a console, a pipe: its kind alone). `flags`: Linux's
  * open flags, read where `exact` (then the file is refused, -EBADF, unless it is
  * close-on-exec, as the runtime opens its own: a dup2 or a program's open leaves it
@@ -646,6 +651,32 @@ int tt_os_on_signal(int sig, void (*asked)(void));
 /* Calls before() ahead of each fork, and parent() and child() after it in each
  * (pthread_atfork; Windows has no fork: nothing). 0 or -errno. */
 int tt_os_at_fork(void (*before)(void), void (*parent)(void), void (*child)(void));
+/* Whether the process's end ends ticktrace's threads wherever they are, so that the
+ * run's end ends them first (base/threads.c): Windows' ExitProcess (under Wine, one it
+ * ended in a system call took the process down now and then: SIGSEGV in Wine's own
+ * code past the exit); Linux's exit_group ends them with no harm. */
+#ifdef _WIN32
+#define TT_OS_END_JOINS 1
+#else
+#define TT_OS_END_JOINS 0
+#endif
+/* Whether start-up may wait for a thread of ticktrace's to run: Linux's does (none
+ * that a fork finds starting, base/threads.c; the stream's drain makes its file in a
+ * table of its own, modes/stream.c); Windows' runs in a DLL's attach, under the
+ * loader's lock, which a new thread needs before it runs. */
+#ifdef _WIN32
+#define TT_OS_START_WAITS 0
+#else
+#define TT_OS_START_WAITS 1
+#endif
+/* Whether the runtime sees the program's threads start (Linux: pthread_create,
+ * interposed, lifecycle/pthread.c); Windows' threads start in the system's
+ * CreateThread, each seen first at its first event. */
+#ifdef _WIN32
+#define TT_OS_THREADS_SEEN_STARTING 0
+#else
+#define TT_OS_THREADS_SEEN_STARTING 1
+#endif
 
 /* ---- a thread's counters ---- */
 
@@ -738,8 +769,8 @@ size_t tt_os_host_name(char *name, size_t size);
  * was loaded: the ELF load bias, the PE image base), the range, its offset in the
  * file, and its build id (Windows: the CodeView record's GUID and age; Linux: the ELF
  * note), until it returns non-zero. The ranges: Linux gives every loadable segment
- * (code, and the data call sites' descriptors live in), Windows its executable
- * sections (its runtime writes every site it names). 0, or what `each` returned. */
+ * (code, and the data call sites' descriptors live in), Windows its readable
+ * sections that stay in memory, its data too. 0, or what `each` returned. */
 struct tt_os_module {
 	const char *path; /* from the root (Linux: a name the loader found relative to the
 	                   * working directory resolved) */

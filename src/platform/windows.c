@@ -587,9 +587,63 @@ int tt_os_grow(void *at, size_t size, size_t new_size)
 	return -ENOSYS;
 }
 
+/* The view tt_os_map_view made of a file (the live arena's: one at a time): its
+ * address space reserved whole, the file mapped into it as commits ask, view after
+ * view at the reservation's addresses (a view cannot outgrow its file). Wine 8 has no
+ * placeholder to map a view into (VirtualAlloc2's MEM_RESERVE_PLACEHOLDER:
+ * ERROR_INVALID_PARAMETER), so what is left of the reservation is let go, the view
+ * mapped in its place and the rest reserved again past it; a thread of the program's
+ * that maps in between takes the place, and the commit is refused. */
+static struct {
+	SRWLOCK lock;
+	char *base, *mapped, *end, *limit; /* [base, mapped) mapped; [mapped, end) reserved */
+	HANDLE file;               /* (a copy of the caller's) */
+	uint64_t offset;           /* the file's byte at base */
+} tt_os_view = {SRWLOCK_INIT, NULL, NULL, NULL, NULL, NULL, 0};
+
+/* View lock held: the view mapped up to `to` at least, as far as the file covers it
+ * (its length now): 0 or -ENOMEM. */
+static int tt_os_view_map(char *to)
+{
+	LARGE_INTEGER length;
+	if (!GetFileSizeEx(tt_os_view.file, &length) || (uint64_t)length.QuadPart <= tt_os_view.offset)
+		return -ENOMEM;
+	uint64_t covered = (uint64_t)length.QuadPart - tt_os_view.offset;
+	char *upto = covered < (uint64_t)(tt_os_view.end - tt_os_view.base) ? tt_os_view.base + covered :
+									      tt_os_view.end;
+	upto = tt_os_view.base + (size_t)(upto - tt_os_view.base) / (64u << 10) * (64u << 10);
+	if (upto < to)
+		return -ENOMEM;
+	HANDLE section = CreateFileMappingW(tt_os_view.file, NULL, PAGE_READWRITE, 0, 0, NULL);
+	if (!section)
+		return -ENOMEM;
+	char *at = tt_os_view.mapped;
+	uint64_t offset = tt_os_view.offset + (uint64_t)(at - tt_os_view.base);
+	VirtualFree(at, 0, MEM_RELEASE);
+	void *view = MapViewOfFileEx(section, FILE_MAP_WRITE, (DWORD)(offset >> 32), (DWORD)offset,
+				     (size_t)(upto - at), at);
+	CloseHandle(section);
+	if (view != at) {
+		if (view)
+			UnmapViewOfFile(view);
+		tt_os_view.end = at; /* (its place taken, or not to be had: no more) */
+		return -ENOMEM;
+	}
+	tt_os_view.mapped = upto;
+	if (upto < tt_os_view.end &&
+	    VirtualAlloc(upto, (size_t)(tt_os_view.end - upto), MEM_RESERVE, PAGE_NOACCESS) != upto)
+		tt_os_view.end = upto;
+	return 0;
+}
+
 int tt_os_commit(void *at, size_t size)
 {
-	if (!VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE))
+	char *to = (char *)at + size;
+	AcquireSRWLockExclusive(&tt_os_view.lock);
+	int view = (char *)at >= tt_os_view.base && to <= tt_os_view.limit;
+	int err = view && to > tt_os_view.mapped ? tt_os_view_map(to) : 0;
+	ReleaseSRWLockExclusive(&tt_os_view.lock);
+	if (err || (!view && !VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE)))
 		return -ENOMEM;
 	tt_os_fault_in(at, size); /* (committed pages are zero, but not yet there) */
 	return 0;
@@ -612,8 +666,23 @@ void *tt_os_alloc(size_t size)
 
 void *tt_os_map_view(struct tt_os_file *file, uint64_t offset, size_t size, void *at)
 {
-	(void)file, (void)offset, (void)size, (void)at;
-	return NULL;
+	if (!file || at || tt_os_view.base || offset % (64u << 10))
+		return NULL;
+	HANDLE self = GetCurrentProcess(), copy;
+	if (!DuplicateHandle(self, (HANDLE)file->handle, self, &copy, 0, FALSE, DUPLICATE_SAME_ACCESS))
+		return NULL;
+	char *base = VirtualAlloc(NULL, size, MEM_RESERVE, PAGE_NOACCESS);
+	if (!base) {
+		CloseHandle(copy);
+		return NULL;
+	}
+	AcquireSRWLockExclusive(&tt_os_view.lock);
+	tt_os_view.file = copy;
+	tt_os_view.offset = offset;
+	tt_os_view.base = tt_os_view.mapped = base;
+	tt_os_view.end = tt_os_view.limit = base + size;
+	ReleaseSRWLockExclusive(&tt_os_view.lock);
+	return base;
 }
 
 uint64_t tt_os_address_limit(void)
@@ -1055,7 +1124,20 @@ int64_t tt_os_file_read_at(struct tt_os_file *file, void *buf, size_t size, uint
 void tt_os_file_unmap(void *at, size_t size)
 {
 	(void)size; /* (a view goes whole) */
-	UnmapViewOfFile(at);
+	if (at != tt_os_view.base || !at) {
+		UnmapViewOfFile(at);
+		return;
+	}
+	AcquireSRWLockExclusive(&tt_os_view.lock);
+	MEMORY_BASIC_INFORMATION freed; /* (each view let go leaves as much free) */
+	for (char *view = tt_os_view.base; view < tt_os_view.mapped; view += freed.RegionSize)
+		if (!UnmapViewOfFile(view) || VirtualQuery(view, &freed, sizeof freed) != sizeof freed)
+			break;
+	if (tt_os_view.mapped < tt_os_view.end)
+		VirtualFree(tt_os_view.mapped, 0, MEM_RELEASE);
+	CloseHandle(tt_os_view.file);
+	tt_os_view.base = tt_os_view.mapped = tt_os_view.end = tt_os_view.limit = NULL;
+	ReleaseSRWLockExclusive(&tt_os_view.lock);
 }
 
 int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struct tt_os_new_file *made)
@@ -1245,6 +1327,34 @@ int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_
 	return err;
 }
 
+/* ntdll's NtQueryInformationFile, class FileInternalInformation (6): a file's index,
+ * GetFileInformationByHandle's without the volume's serial number, which Wine asks
+ * its mount manager for (3 ms a call under Wine at load 6: a stream's drain checks its
+ * file before each write, and fell behind threads recording 300 000 events a second). */
+typedef LONG(NTAPI *tt_os_query_file_fn)(HANDLE, IO_STATUS_BLOCK *, void *, ULONG, ULONG);
+
+static int tt_os_file_index(HANDLE h, uint64_t *index)
+{
+	static tt_os_query_file_fn query;
+	tt_os_query_file_fn q = __atomic_load_n(&query, __ATOMIC_RELAXED);
+	if (!q) {
+		q = (tt_os_query_file_fn)(void (*)(void))GetProcAddress(GetModuleHandleA("ntdll.dll"),
+									"NtQueryInformationFile");
+		__atomic_store_n(&query, q, __ATOMIC_RELAXED);
+	}
+	IO_STATUS_BLOCK io;
+	LARGE_INTEGER internal; /* (FILE_INTERNAL_INFORMATION) */
+	if (q && q(h, &io, &internal, sizeof internal, 6) >= 0) {
+		*index = (uint64_t)internal.QuadPart;
+		return 0;
+	}
+	BY_HANDLE_FILE_INFORMATION info;
+	if (!GetFileInformationByHandle(h, &info))
+		return tt_os_file_error(GetLastError());
+	*index = (uint64_t)info.nFileIndexHigh << 32 | info.nFileIndexLow;
+	return 0;
+}
+
 int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int exact)
 {
 	/* (no number a program reuses: no close-on-exec to tell by, no flags) */
@@ -1253,17 +1363,17 @@ int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int ex
 	DWORD type = GetFileType(h);
 	if (type == FILE_TYPE_UNKNOWN && GetLastError() != NO_ERROR)
 		return -EBADF;
-	BY_HANDLE_FILE_INFORMATION info;
 	if (type != FILE_TYPE_DISK) {
 		*id = (struct tt_os_file_id){.ino = type, .flags = flags};
 		return 0;
 	}
-	if (!GetFileInformationByHandle(h, &info))
-		return tt_os_file_error(GetLastError());
-	*id = (struct tt_os_file_id){.dev = info.dwVolumeSerialNumber,
-				     .ino = (uint64_t)info.nFileIndexHigh << 32 | info.nFileIndexLow,
-				     .flags = flags};
-	return 0;
+	/* (its volume's serial number left out: Wine gave one as a DLL started and 0 for
+	 * the same handle later, from another thread) */
+	uint64_t index;
+	int err = tt_os_file_index(h, &index);
+	if (!err)
+		*id = (struct tt_os_file_id){.ino = index, .flags = flags};
+	return err;
 }
 
 uint64_t tt_os_files_limit(void)
@@ -1896,7 +2006,8 @@ static int tt_os_module_walk(const uint8_t *base, const char *path,
 	uint32_t build_id_len = tt_os_build_id(base, nt, stamp, &build_id);
 	const IMAGE_SECTION_HEADER *sec = IMAGE_FIRST_SECTION(nt);
 	for (unsigned s = 0; s < nt->FileHeader.NumberOfSections; s++) {
-		if (!(sec[s].Characteristics & IMAGE_SCN_MEM_EXECUTE))
+		/* (its data too: the call sites' descriptors, as Linux's loadable segments) */
+		if (!(sec[s].Characteristics & IMAGE_SCN_MEM_READ) || (sec[s].Characteristics & IMAGE_SCN_MEM_DISCARDABLE))
 			continue;
 		struct tt_os_module module = {
 			.path = path,

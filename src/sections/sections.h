@@ -2,9 +2,7 @@
  * large writes onto a sink (platform.h), and the sections that need nothing of a
  * runtime's but what they are handed: headers and padding, MACHINE, MODULES, THREAD,
  * EVENTS, SCHED, SCHEDSTAT, the call sites' and functions' (SITES, ARG_NAMES, FUNCS),
- * END. Below both
- * runtimes' writers (writer/ on Linux, portable/ on Windows), on the platform layer
- * alone. Never installed; names tt__. */
+ * END. Below the runtime's writer (writer/), on the platform layer alone. Never installed; names tt__. */
 #ifndef TT_SECTIONS_H
 #define TT_SECTIONS_H
 
@@ -33,8 +31,7 @@
  * bits) erased once each filled every entry a busy leaf could take (Lua's strcoll,
  * l_strcmp and sort_comp, once a Lua tail call's luaD_pretailcall took the last
  * one: 38 M events dropped). Written at the dump (TT_SEC_FILTERED,
- * TT_SEC_DROPPED_CALLS: tt__out_filtered_table). Both runtimes' tables (Linux's
- * core/, Windows' portable/). */
+ * TT_SEC_DROPPED_CALLS: tt__out_filtered_table). The tables are core/'s. */
 #define TT__FILTER_BITS 10
 #define TT__FILTER_FUNCS (1 << TT__FILTER_BITS)
 #define TT__FILTER_PROBES 8

@@ -48,8 +48,9 @@ static void tt__in_dir(const char *path, const char *cwd, char *buf, size_t size
 
 static void tt__resolve_pattern(char *cwd, size_t size)
 {
-	const char *given = getenv(TT_ENV_OUT);
-	snprintf(tt__out_given, sizeof tt__out_given, "%s", given ? given : "");
+	/* (the platform's: Windows' in UTF-8, not the ANSI code page) */
+	if (!tt_os_getenv(TT_ENV_OUT, tt__out_given, sizeof tt__out_given))
+		tt__out_given[0] = 0;
 	if (!tt_os_current_dir(cwd, size))
 		cwd[0] = 0;
 	const char *name = tt__out_given[0] ? tt__out_given : TT_OUT_DEFAULT;
@@ -165,7 +166,8 @@ void tt__resolve_out(void)
 
 int tt__default_path(char *buf, size_t size)
 {
-	const char *now = getenv(TT_ENV_OUT);
+	char given[sizeof tt__out_given];
+	const char *now = tt_os_getenv(TT_ENV_OUT, given, sizeof given);
 	if (!tt__out_pattern[0]) {
 		tt__resolve_out();
 	} else if (now && *now && strcmp(now, tt__out_given) != 0) {

@@ -223,6 +223,51 @@ static void tt__retired_free(struct tt__retired_lib *lib)
 	free(lib);
 }
 
+/* What keeping an unloaded library's copies met, said (-errno; 0: nothing). */
+static void tt__retire_said(int err, const char *name)
+{
+	if (err == -ENOSPC)
+		fprintf(tt__err, "ticktrace: more than %d libraries unloaded: call sites and functions "
+			"of %s may be named after a library loaded later at its addresses\n",
+			TT__RETIRED_MAX, name);
+	else if (err)
+		fprintf(tt__err, "ticktrace: no memory to keep the call sites of %s, which is being "
+			"unloaded: they are named \"(unloaded library)\"\n", name);
+}
+
+/* The copies the threads' records need of `lib` (its ranges, and its modules, found
+ * by `find` where set: Linux's, in the loader's list), kept among the retired: 0, or
+ * -errno (-ENOSPC: too many), said of `name`. */
+static int tt__retire_keep(struct tt__retired_lib *lib, const char *name,
+			   int (*find)(const struct tt_os_module *module, void *data))
+{
+	int err = 0;
+	tt__hold_chunks(1);
+	tt__lock(&tt__retired_lock);
+	if (tt__nretired == TT__RETIRED_MAX)
+		err = -ENOSPC;
+	else if (find)
+		tt_os_modules(find, lib);
+	err = err ? err : lib->ranges.err ? lib->ranges.err : lib->modules.err;
+	size_t published = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
+	for (struct tt__slot *slot = tt__registry_head(); slot && lib->ranges.count && !err;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		struct tt__thread_snapshot snap;
+		err = tt__snapshot_thread(&snap, slot);
+		if (!err)
+			err = tt__retire_sites(&snap, lib, published);
+		free(snap.extents);
+	}
+	if (!err && lib->ranges.count) {
+		tt__retired[tt__nretired] = lib;
+		__atomic_store_n(&tt__nretired, tt__nretired + 1, __ATOMIC_RELEASE);
+	}
+	tt__unlock(&tt__retired_lock);
+	tt__hold_chunks(0);
+	tt__retire_said(err, name);
+	return err;
+}
+
 struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name)
 {
 	struct tt__retired_lib *lib = calloc(1, sizeof *lib);
@@ -233,41 +278,47 @@ struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name)
 	int err = lib ? 0 : -ENOMEM;
 	if (lib) {
 		lib->base = base;
-		tt__hold_chunks(1);
-		tt__lock(&tt__retired_lock);
-		if (tt__nretired == TT__RETIRED_MAX)
-			err = -ENOSPC;
-		else
-			tt_os_modules(tt__find_retiring, lib);
-		err = err ? err : lib->ranges.err ? lib->ranges.err : lib->modules.err;
-		size_t published = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
-		for (struct tt__slot *slot = tt__registry_head(); slot && lib->ranges.count && !err;
-		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
-			struct tt__thread_snapshot snap;
-			err = tt__snapshot_thread(&snap, slot);
-			if (!err)
-				err = tt__retire_sites(&snap, lib, published);
-			free(snap.extents);
-		}
-		if (!err && lib->ranges.count) {
-			tt__retired[tt__nretired] = lib;
-			__atomic_store_n(&tt__nretired, tt__nretired + 1, __ATOMIC_RELEASE);
-		}
-		tt__unlock(&tt__retired_lock);
-		tt__hold_chunks(0);
+		err = tt__retire_keep(lib, name, tt__find_retiring);
+	} else {
+		tt__retire_said(err, name);
 	}
-	if (err == -ENOSPC)
-		fprintf(tt__err, "ticktrace: more than %d libraries unloaded: call sites and functions "
-			"of %s may be named after a library loaded later at its addresses\n",
-			TT__RETIRED_MAX, name);
-	else if (err)
-		fprintf(tt__err, "ticktrace: no memory to keep the call sites of %s, which is being "
-			"unloaded: they are named \"(unloaded library)\"\n", name);
 	if (err || !lib->ranges.count) {
 		tt__retired_free(lib);
 		return NULL;
 	}
 	return lib;
+}
+
+/* Its until set (retired lock held), and the retired published up to the first that
+ * has none. */
+static void tt__retired_until_set(struct tt__retired_lib *lib, uint64_t until)
+{
+	lib->until = until;
+	size_t published = tt__retired_published;
+	while (published < tt__nretired && tt__retired[published]->until)
+		published++;
+	__atomic_store_n(&tt__retired_published, published, __ATOMIC_RELEASE);
+}
+
+void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t low, uint64_t high, uint64_t tsc)
+{
+	struct tt__retired_lib *lib = calloc(1, sizeof *lib);
+	if (!lib) {
+		free(ranges->data);
+		tt__retire_said(-ENOMEM, "a module");
+		return;
+	}
+	lib->base = (uintptr_t)low;
+	lib->modules = *ranges;
+	/* (its whole image: its descriptors wherever they are in it) */
+	tt__add_loaded(&(struct tt_os_module){.start = low, .end = high}, &lib->ranges);
+	if (tt__retire_keep(lib, "a module", NULL) || !lib->ranges.count) {
+		tt__retired_free(lib);
+		return;
+	}
+	tt__lock(&tt__retired_lock);
+	tt__retired_until_set(lib, tsc);
+	tt__unlock(&tt__retired_lock);
 }
 
 void tt__library_unloaded(struct tt__retired_lib *lib)
@@ -283,11 +334,7 @@ void tt__library_unloaded(struct tt__retired_lib *lib)
 		lib->modules.count = 0;
 		lib->modules.len = 0;
 	}
-	lib->until = now;
-	size_t published = tt__retired_published;
-	while (published < tt__nretired && tt__retired[published]->until)
-		published++;
-	__atomic_store_n(&tt__retired_published, published, __ATOMIC_RELEASE);
+	tt__retired_until_set(lib, now);
 	tt__unlock(&tt__retired_lock);
 }
 
@@ -309,7 +356,8 @@ int tt__out_modules(struct tt__out *out)
 	return tt__out_loaded_modules(out);
 }
 
-int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
+/* tt__out_modules_since's UNLOADED part. */
+static int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
 {
 	size_t published = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
 	if (published == set->retired_seen)
@@ -337,6 +385,16 @@ int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
 	free(set->slots);
 	*set = told;
 	return 0;
+}
+
+int tt__out_modules_since(struct tt__out *out, struct tt__site_set *set, uint64_t *changes)
+{
+	int err = tt__out_unloaded(out, set);
+	uint64_t now = tt_os_modules_changes();
+	if (err || now == *changes)
+		return err;
+	*changes = now;
+	return tt__out_loaded_modules(out);
 }
 
 size_t tt__retired_count(void)

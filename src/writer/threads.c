@@ -34,7 +34,11 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 		next = tt__chunk_extent(slot, chunk, &e->begin, &e->end);
 		snap->records += (uint64_t)(e->end - e->begin);
 	}
-	snap->gap_records = tt__gap_records(slot, snap->gap);
+	/* (the counts its THREAD says read with its gap: a thread dropping while the file
+	 * is written drops more by the time THREAD is, which its records would not hold) */
+	struct tt_gap gap;
+	tt__drops_now(slot, snap->dropped, &gap);
+	snap->gap_records = tt_gap_records(&gap, snap->gap);
 	snap->records += snap->gap_records;
 	/* Not yet looked for as the thread left its first chunk: it is still in it, the
 	 * first extent, whose beginning a window may cut (where the extent begins there:
@@ -49,9 +53,10 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 	return 0;
 }
 
-/* THREAD for a slot; with `windowed`, the counts of a snapshot's window. */
+/* THREAD for a slot; with `snap`, the counts it was taken with (of its window, where
+ * windowed), else those now. */
 static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
-				   uint64_t records, const struct tt__thread_snapshot *windowed,
+				   uint64_t records, const struct tt__thread_snapshot *snap,
 				   uint64_t *dropped_total)
 {
 	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
@@ -64,10 +69,12 @@ static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const str
 			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0) |
 			 (slot->sched.on ? TT_THREAD_SCHED : 0) | tt__sched_no_states(slot),
 	};
-	if (windowed) {
+	if (snap && snap->windowed) {
 		info.flags &= ~(uint32_t)TT_THREAD_WRAPPED;
-		info.flags |= windowed->begins_inside || (flags & TT__SLOT_FORKED) ? TT_THREAD_WRAPPED : 0;
-		memcpy(info.dropped, windowed->dropped, sizeof info.dropped);
+		info.flags |= snap->begins_inside || (flags & TT__SLOT_FORKED) ? TT_THREAD_WRAPPED : 0;
+	}
+	if (snap) {
+		memcpy(info.dropped, snap->dropped, sizeof info.dropped);
 	} else {
 		struct tt_gap gap;
 		tt__drops_now(slot, info.dropped, &gap);
@@ -236,8 +243,7 @@ static bool tt__opener_kept(const struct tt__thread_snapshot *snap)
 void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 		    uint64_t *dropped_total)
 {
-	tt__out_thread_info_of(out, TT_SEC_THREAD, snap->slot, snap->records,
-			       snap->windowed ? snap : NULL, dropped_total);
+	tt__out_thread_info_of(out, TT_SEC_THREAD, snap->slot, snap->records, snap, dropped_total);
 	if (snap->opener.word && !tt__opener_kept(snap))
 		tt__out_thread_first(out, snap->slot->index, &snap->opener);
 	uint64_t first = 0;

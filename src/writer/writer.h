@@ -133,12 +133,13 @@ struct tt__thread_snapshot {
 	uint64_t records;
 	struct tt_record gap[2]; /* events it is dropping now, after its records */
 	size_t gap_records;
+	/* what its THREAD says it dropped: read with the gap (narrowed: its window's) */
+	uint64_t dropped[TT_DROP_CAUSES];
 	struct tt_record opener; /* its first scope's (TT_SEC_THREAD_FIRST); word 0: none */
 	/* Narrowed to a window (tt__narrow_thread): what its THREAD says instead of the
-	 * thread's counts so far. */
+	 * thread's flags so far. */
 	bool windowed;
 	bool begins_inside; /* records before the window were left out (TT_THREAD_WRAPPED) */
-	uint64_t dropped[TT_DROP_CAUSES];
 	uint64_t lost_from_tsc, lost_to_tsc; /* what the ring overwrote of it (tt_snapshot_cut) */
 	/* What its chunks held before a window narrowed them: the records, from the first
 	 * time to the last (its rate, where a ring lost its whole window). */
@@ -257,14 +258,20 @@ void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dro
 struct tt__retired_lib;
 struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
 void tt__library_unloaded(struct tt__retired_lib *lib) TT__HIDDEN;
+/* A module the system unloaded (tt_os_on_unload's: Windows' DLLs, under the loader's
+ * lock): the same copies kept, its ranges' list taken, until `tsc`. */
+void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t low, uint64_t high, uint64_t tsc) TT__HIDDEN;
 /* MODULES: each library unloaded so far in an UNLOADED section, then those loaded. */
 int tt__out_modules(struct tt__out *out) TT__HIDDEN;
 /* For a file written as the program runs (stream, live), before the sites of the
  * records it looks at next: the modules of the libraries unloaded since `set` last
  * told them apart, each in an UNLOADED section (which ends the time span of what the
  * file described of their addresses before), and the set's entries of their records
- * tagged with their generation. 0 or -errno. */
-int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set) TT__HIDDEN;
+ * tagged with their generation; then MODULES of those loaded now where they changed
+ * since *changes (tt_os_modules_changes as MODULES was last written, updated), so
+ * that a library loaded mid-run is named in a file whose end never comes (a kill).
+ * 0 or -errno. */
+int tt__out_modules_since(struct tt__out *out, struct tt__site_set *set, uint64_t *changes) TT__HIDDEN;
 /* The key by which the runtime's analysis (report.c, spikes.c) knows the site or
  * function at `address` in a record made at `tsc`: the address, tagged (TT__GEN) with
  * the library unloaded since that held it then. */

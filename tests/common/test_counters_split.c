@@ -518,7 +518,7 @@ static void test_no_split_says_late_reader(void **state)
 /* A Windows thread under Wine, its CPU time in steps of the system's tick (outside
  * recheck r43 R4: spikes of wspin.exe "no counters reading inside it (the nearest
  * 9.850 ms before it ...)", up to 163 ms away; tt-sched keeps one reading of each still
- * stretch's first and last, portable/counters.c). A blocked spike whose thread's CPU
+ * stretch's first and last, core/counters.c). A blocked spike whose thread's CPU
  * time did not move from the reading before it to the one after: on CPU none to one
  * tick, bounded by the readings it has however far, split where that is less than half
  * its length; where not, the tick is the reason, not the readings' distance. */

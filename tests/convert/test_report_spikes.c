@@ -601,7 +601,7 @@ static void windows_run(struct tt_fixture *fx, uint32_t flags, const struct tt_s
 	assert_int_equal(tt_tw_close(&w), 0);
 }
 
-/* A Windows run (src/portable/counters.c): no switches, its thread's CPU time alone,
+/* A Windows run (src/core/counters.c): no switches, its thread's CPU time alone,
  * in steps of the system's tick. A spike of 40 ms, 20 of them on CPU by the readings at
  * its edges, splits into on CPU and the rest unknown, preempted and blocked not told
  * apart, within the readings' error and a tick; said so in the JSON, the text and
@@ -650,7 +650,7 @@ static void test_windows_cpu_time(void **state)
 }
 
 /* A Windows run whose ntdll counts its threads' switches (TT_SCHEDSTAT_SWITCH_COUNT,
- * src/portable/counters.c): the same 40 ms spike, 20 ms of CPU time. With no switch
+ * src/core/counters.c): the same 40 ms spike, 20 ms of CPU time. With no switch
  * from the reading before it to the one after, it was on CPU throughout and the CPU
  * time it lacks is stolen; with switches, the rest stays off CPU or unknown, their
  * number said. (Before, both split as the CPU time alone.) */

@@ -1,4 +1,4 @@
-/* Spikes' causes from Windows' thread counters (src/portable/counters.c), run by
+/* Spikes' causes from Windows' thread counters (src/core/counters.c), run by
  * causes.py under Wine: a scope that computes for 150 ms of CPU time, then one that
  * sleeps 150 ms, each a spike over 50 ms whose split says how much of it was on CPU.
  *

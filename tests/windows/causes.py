@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Spikes' causes in a Windows run (causes.exe, under Wine): its threads' CPU time,
-read by tt-sched (src/portable/counters.c), splits each spike into time on CPU and
+read by tt-sched (src/core/counters.c), splits each spike into time on CPU and
 the rest, unknown (Windows gives no switch's reason without an administrator: preempted
 and blocked are not told apart), said as such: causes_from "thread-times" and the error;
 where ntdll counts the threads' switches (real Windows; Wine does not), the sleep's

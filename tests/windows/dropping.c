@@ -1,7 +1,9 @@
 /* Threads that record while their buffers are full (dropping.py): four threads nest
  * two scopes and a counter as fast as they can, never joined, while main either
- * sleeps MS milliseconds and returns (the dump at exit, the threads still counting
- * their drops), or calls tt_dump("dump-NN.ttr") every MS milliseconds, DUMPS times,
+ * sleeps MS milliseconds and returns once each thread spun twice what a buffer of
+ * dropping.py's holds (the dump at exit, the threads still counting their drops: at
+ * load 12 three of four had not filled theirs 300 ms in, Wine starting them 200 ms
+ * late), or calls tt_dump("dump-NN.ttr") every MS milliseconds, DUMPS times,
  * (with "move", the file TICKTRACE_OUT names moved to NAME.moved after half of them),
  * or ends the process by TerminateProcess after MS milliseconds (kill: the threads
  * record one event, then wait 300 ms before they spin, so that tt-live or tt-stream
@@ -24,9 +26,11 @@ static HANDLE tt_go; /* set: the threads spin */
 static HANDLE tt_registered; /* released by each thread once it recorded */
 /* Each thread's turns so far, and how many kill waits for: 100,000 events a thread,
  * 1.6 MB into a buffer of 8 KiB (a stream's drain kept up with threads that had
- * barely run, at load: no drops to locate). */
+ * barely run, at load: no drops to locate); exit: 600,000 records a thread, twice
+ * TICKTRACE_BUFFER=300000. */
 static volatile LONG64 tt_spun[4];
 #define SPUN 20000
+#define SPUN_EXIT 100000
 
 /* The size of the run's file (TICKTRACE_OUT) now: 0 where there is none yet. */
 static uint64_t tt_file_size(void)
@@ -57,12 +61,12 @@ static DWORD WINAPI tt_spinner(void *arg)
 }
 
 /* Whether every thread spun SPUN times, waited for up to 60 s. */
-static int tt_all_spun(void)
+static int tt_all_spun(LONG64 turns)
 {
 	for (int waited = 0; waited < 60000; waited += 10) {
 		int all = 1;
 		for (int k = 0; k < 4; k++)
-			all &= tt_spun[k] >= SPUN;
+			all &= tt_spun[k] >= turns;
 		if (all)
 			return 1;
 		Sleep(10);
@@ -87,7 +91,7 @@ int main(int argc, char **argv)
 		uint64_t before = tt_file_size();
 		SetEvent(tt_go);
 		Sleep(ms);
-		if (!tt_all_spun()) {
+		if (!tt_all_spun(SPUN)) {
 			fprintf(stderr, "dropping: the threads did not spin %d times in 60 s\n", SPUN);
 			return 3;
 		}
@@ -100,6 +104,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "exit") == 0) {
 		Sleep(ms);
+		if (!tt_all_spun(SPUN_EXIT)) {
+			fprintf(stderr, "dropping: the threads did not spin %d times in 60 s\n", SPUN_EXIT);
+			return 3;
+		}
 		return 0;
 	}
 	/* (each copy with the four threads in it: at load ~15 the first, 20 ms in, had none) */

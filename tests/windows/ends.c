@@ -1,5 +1,5 @@
 /* How a Windows run ends and names its file (ends.py), linked with the static library
- * (its own _exit, and the runtime's lock, tt__run_lock, to hold as its threads do):
+ * (its own _exit, and the runtime's registry lock to hold, as its threads do):
  *
  *   held-crash  a thread holds the runtime's lock (as tt-live, tt-sched or a thread
  *               taking a chunk do, a moment) while main dies of an access violation
@@ -27,7 +27,9 @@
 #include "ticktrace.h"
 #include "platform/platform.h"
 
-extern struct tt_os_lock tt__run_lock; /* (the runtime's: src/portable/start.c) */
+/* (the runtime's: src/core/registry.c) */
+void tt__registry_lock(struct tt_os_signals *old);
+void tt__registry_unlock(const struct tt_os_signals *old);
 
 /* (Debian 12's mingw-w64 headers do not declare it) */
 HRESULT WINAPI SetThreadDescription(HANDLE thread, PCWSTR description);
@@ -38,10 +40,11 @@ static DWORD WINAPI tt_holder(void *unused)
 {
 	(void)unused;
 	TT_SCOPE("holder");
-	tt_os_lock(&tt__run_lock);
+	struct tt_os_signals old;
+	tt__registry_lock(&old);
 	SetEvent(tt_held);
 	Sleep(300);
-	tt_os_unlock(&tt__run_lock);
+	tt__registry_unlock(&old);
 	Sleep(INFINITE);
 	return 0;
 }

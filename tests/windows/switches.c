@@ -1,5 +1,5 @@
 /* Windows' thread states behind base.h's face (src/base/switches_windows.c), alone, as
- * core/sched.c and portable/counters.c ask for them. Where the kernel's session is
+ * core/sched.c asks for them. Where the kernel's session is
  * refused (not elevated; Wine, which has no kernel events) every thread is refused,
  * *denied set, so that the counters split spikes instead, and nothing of a refused
  * thread's is read or freed; the session is asked for once. Elevated on real Windows:

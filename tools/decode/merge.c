@@ -178,12 +178,12 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 		else if (f->header.flags & TT_FILE_LIVE_EXITED)
 			tt_decoder_warn(&d, "%s: the run exited, but its trace could not be written at "
 					"exit: these are its live buffers, with every event it recorded; "
-					"names threads took in its last 0.2 s, dropped counts and thread "
-					"states (in its memory) are missing", f->path);
+					"names threads took and events they dropped in its last 0.2 s, and "
+					"thread states (in its memory) are missing", f->path);
 		else if (f->header.flags & TT_FILE_LIVE)
 			tt_decoder_warn(&d, "%s: the run crashed or was killed before writing its "
 					"trace: these are its live buffers, with every event it recorded; "
-					"names threads took in its last 0.2 s, dropped counts and "
+					"names threads took and events they dropped in its last 0.2 s, and "
 					"thread states (in its memory until its end) are missing (call sites are named from the binaries)", f->path);
 		else if (f->cut_short && running)
 			tt_decoder_warn(&d, "%s: process %" PRIu32 " is still writing this file: "

@@ -345,3 +345,21 @@ long sysconf(int name)
 	errno = EINVAL;
 	return -1;
 }
+
+int tt_clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	if (clock == CLOCK_MONOTONIC) {
+		LARGE_INTEGER now, hz;
+		QueryPerformanceCounter(&now);
+		QueryPerformanceFrequency(&hz);
+		ts->tv_sec = (time_t)(now.QuadPart / hz.QuadPart);
+		ts->tv_nsec = (long)(now.QuadPart % hz.QuadPart * 1000000000 / hz.QuadPart);
+		return 0;
+	}
+	FILETIME ft; /* (100 ns since 1601) */
+	GetSystemTimePreciseAsFileTime(&ft);
+	uint64_t t = ((uint64_t)ft.dwHighDateTime << 32 | ft.dwLowDateTime) - UINT64_C(116444736000000000);
+	ts->tv_sec = (time_t)(t / 10000000);
+	ts->tv_nsec = (long)(t % 10000000 * 100);
+	return 0;
+}

@@ -71,6 +71,10 @@ char *strsignal(int sig);
 /* `*`, `?` and `[...]` (`[!...]`, ranges), a backslash quoting the next character; no flags */
 int fnmatch(const char *pattern, const char *name, int flags);
 #define FNM_NOMATCH 1
+/* CLOCK_MONOTONIC (QueryPerformanceCounter) and CLOCK_REALTIME: winpthread's, which
+ * mingw's time.h declares, is no library the runtime's DLL links */
+int tt_clock_gettime(clockid_t clock, struct timespec *ts);
+#define clock_gettime(...) tt_clock_gettime(__VA_ARGS__)
 /* _SC_PAGESIZE and _SC_NPROCESSORS_ONLN alone */
 #define _SC_PAGESIZE 30
 #define _SC_NPROCESSORS_ONLN 84
