@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -94,6 +95,12 @@ static void test_first_event_faults_nothing(void **state)
 
 int main(void)
 {
+#ifdef TT_ASAN
+	/* (AddressSanitizer's shadow of each new thread's stack and slot faults in its
+	 * first writes, whatever ticktrace prefaulted: 31 of 31 threads in the CI's stage) */
+	puts("SKIP: a thread's first faults under AddressSanitizer are its shadow memory's");
+	return 77;
+#endif
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_event_faults_nothing),
 	};
