@@ -98,11 +98,11 @@ uint64_t tt__counters_blind;
  * recording flat out, perf refused: tt-sched past its budget and share by 3 ms in CI) */
 #define TT__COUNTERS_BUDGET_FREE_NS 2000000
 
-/* Whether its CPU time is still free of the budget, `before` the scopes it began to read
- * short of the free ones. */
-static int tt__counters_unbudgeted(uint64_t before)
+/* Whether its CPU time is still free of the budget, with `more` scopes begun to read
+ * beyond those it reads already (1: whether the next one it begins would be free). */
+static int tt__counters_unbudgeted(uint64_t more)
 {
-	return tt__counters_watches + before <= TT__COUNTERS_BUDGET_FREE &&
+	return tt__counters_watches + more <= TT__COUNTERS_BUDGET_FREE &&
 	       tt__counters_cost_ns <= TT__COUNTERS_BUDGET_FREE_NS;
 }
 
