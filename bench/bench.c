@@ -2,7 +2,7 @@
  * run. Every figure is the median over --repeats runs; every traced loop runs on a
  * new thread, so it records into a buffer of its own.
  *
- *   ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat]
+ *   ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat | --sched]
  *
  * Without --hot it runs bench/real_program.sh too (zero_markup_cpu_ratio, zero_markup_start_ms). */
 #include <errno.h>
@@ -371,6 +371,30 @@ static void tt_bench_schedstat_rows(const struct tt_bench_schedstat *s, char wha
 					TT_BENCH_SCHEDSTAT};
 }
 
+/* sched_overhead_pct's, sched_kernel_floor_pct's and sched_above_floor_pct's rows (their
+ * texts in `what`). */
+static void tt_bench_sched_rows(const struct tt_bench_sched *s, int repeats, char what[3][240],
+				struct tt_bench_row rows[3])
+{
+	snprintf(what[0], 240,
+		 "two threads handing on a byte through pipes, %.0f switches/s, an event per hop: CPU per hop "
+		 "%.0f ns with thread states, %.0f ns without (target <= 2)",
+		 s->switches_per_s, s->on_ns, s->off_ns);
+	snprintf(what[1], 240,
+		 "the same hops with no ticktrace, each thread opening the same switch records for itself, "
+		 "a thread draining them every 10 ms: %.0f ns a hop, %.0f ns without (sched_overhead_pct - "
+		 "this = %.2f)", s->floor_on_ns, s->floor_off_ns, s->pct - s->floor_pct);
+	snprintf(what[2], 240,
+		 "what states add a hop beyond the kernel's records, each turn's four children compared, over "
+		 "the hop without states: the median of %d turns, 95 %% sure within %.2f .. %.2f (target <= 1)",
+		 repeats, s->above_floor_lo, s->above_floor_hi);
+	rows[0] = (struct tt_bench_row){"sched_overhead_pct", "%", s->pct, 0, what[0], NULL, 0, NULL, TT_BENCH_SCHED};
+	rows[1] = (struct tt_bench_row){"sched_kernel_floor_pct", "%", s->floor_pct, 0, what[1], NULL, 0, NULL,
+					TT_BENCH_SCHED};
+	rows[2] = (struct tt_bench_row){"sched_above_floor_pct", "%", s->above_floor_pct, 0, what[2], NULL, 0, NULL,
+					TT_BENCH_SCHED};
+}
+
 int main(int argc, char **argv)
 {
 	/* Each child this starts is a run of its own, measured alone, not one this run
@@ -413,6 +437,7 @@ int main(int argc, char **argv)
 	const char *json_path = NULL;
 	int hot_only = 0; /* --hot: the hot path's figures only, without stream, converter, sampler */
 	int schedstat_only = 0; /* --schedstat: the threads' counters' figures only */
+	int sched_only = 0; /* --sched: the switches' figures only (sched_overhead_pct and its floor) */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
 			repeats = atoi(argv[++i]);
@@ -422,14 +447,24 @@ int main(int argc, char **argv)
 			hot_only = 1;
 		else if (strcmp(argv[i], "--schedstat") == 0)
 			schedstat_only = 1;
+		else if (strcmp(argv[i], "--sched") == 0)
+			sched_only = 1;
 		else {
-			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat]\n");
+			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat | --sched]\n");
 			return 2;
 		}
 	}
 	if (repeats < 1 || repeats > 1000) {
 		fprintf(stderr, "ticktrace-bench: --repeats takes 1 to 1000\n");
 		return 2;
+	}
+	if (sched_only) {
+		struct tt_bench_sched sched = {0};
+		tt_bench_part_ran(TT_BENCH_SCHED, tt_bench_sched_overhead(repeats, &sched) != 0);
+		char what[3][240];
+		struct tt_bench_row rows[3];
+		tt_bench_sched_rows(&sched, repeats, what, rows);
+		return tt_bench_report(rows, 3, 0, json_path);
 	}
 	if (schedstat_only) {
 		struct tt_bench_schedstat schedstat = {0};
@@ -576,22 +611,10 @@ int main(int argc, char **argv)
 	printf("ticktrace-bench: medians of %d repeats\n", repeats);
 	if (hot_only)
 		return tt_bench_report(rows, hot_rows, rdtsc_ns, json_path);
-	char sched_what[200];
-	snprintf(sched_what, sizeof sched_what,
-		 "two threads handing on a byte through pipes, %.0f switches/s, an event per hop: CPU per hop "
-		 "%.0f ns with thread states, %.0f ns without (target <= 2)",
-		 sched.switches_per_s, sched.on_ns, sched.off_ns);
-	char floor_what[240], above_what[240], schedstat_what[2][320];
-	struct tt_bench_row schedstat_rows[2];
+	char sched_what[3][240], schedstat_what[2][320];
+	struct tt_bench_row sched_rows[3], schedstat_rows[2];
+	tt_bench_sched_rows(&sched, repeats, sched_what, sched_rows);
 	tt_bench_schedstat_rows(&schedstat, schedstat_what, schedstat_rows);
-	snprintf(above_what, sizeof above_what,
-		 "what states add a hop beyond the kernel's records, each turn's four children compared, over "
-		 "the hop without states: the median of %d turns, 95 %% sure within %.2f .. %.2f (target <= 1)",
-		 repeats, sched.above_floor_lo, sched.above_floor_hi);
-	snprintf(floor_what, sizeof floor_what,
-		 "the same hops with no ticktrace, each thread opening the same switch records for itself, "
-		 "a thread draining them every 10 ms: %.0f ns a hop, %.0f ns without (sched_overhead_pct - "
-		 "this = %.2f)", sched.floor_on_ns, sched.floor_off_ns, sched.pct - sched.floor_pct);
 	char during_what[240], snapshot_what[160];
 	snprintf(during_what, sizeof during_what,
 		 "per event while a snapshot of 8 threads is written, each recording about 1.1 M events/s "
@@ -632,9 +655,9 @@ int main(int argc, char **argv)
 		 "the converter's peak memory on that file (target <= 64)", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"sample_overhead_pct", "%", overhead.pct, 0,
 		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)", NULL, 0, NULL, TT_BENCH_SAMPLE},
-		{"sched_overhead_pct", "%", sched.pct, 0, sched_what, NULL, 0, NULL, TT_BENCH_SCHED},
-		{"sched_kernel_floor_pct", "%", sched.floor_pct, 0, floor_what, NULL, 0, NULL, TT_BENCH_SCHED},
-		{"sched_above_floor_pct", "%", sched.above_floor_pct, 0, above_what, NULL, 0, NULL, TT_BENCH_SCHED},
+		sched_rows[0],
+		sched_rows[1],
+		sched_rows[2],
 		schedstat_rows[0],
 		schedstat_rows[1],
 		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL, TT_BENCH_SNAPSHOT},
