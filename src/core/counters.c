@@ -24,6 +24,9 @@
 /* (A scope TT__COUNTERS_AFTER_NS old is watched: core.h.) */
 /* tt-sched wakes no sooner than this for a scope's first reading */
 #define TT__COUNTERS_NEAR_NS 50000
+/* and beside the switches, with nothing to read, no sooner than its next drain (sched.c:
+ * TT__SCHED_DRAIN_NS) */
+#define TT__COUNTERS_SWITCHED_NS 10000000
 /* While it watches a scope, its looks come each period: a scope whose first reading
  * falls due before the next is read at this one, early, rather than woken for (each
  * wake-up cost it 15 to 50 us of CPU on a loaded VM, as much as three readings; with
@@ -514,6 +517,12 @@ static uint64_t tt__counters_process_faults(void)
 	return tt__counters_tick_faults;
 }
 
+/* The limit's word (base/fds.c: tt__fd_few) at the look's first reading (-1: none
+ * yet): a system call once a look, not at each reading, where it was one in three
+ * (getrlimit beside the CPU clock and schedstat's pread: 44 of tt-sched's 475 system
+ * calls in a run of the benchmark's 64 threads). */
+static int tt__counters_few_files = -1;
+
 /* Lock held: reads the thread's counters now into its store, its page faults too:
  * a spike's are counted between the readings before its start and after its end
  * (common/analysis/states.c), any of them (one taken while a scope around it was
@@ -547,7 +556,9 @@ static void tt__counters_read(struct tt__slot *slot)
 	/* (below a small limit, its own table's too, opened again at its next reading:
 	 * kept, a few threads' files would leave no descriptor to ask for the next
 	 * threads' switches) */
-	if (tt__fd_few())
+	if (tt__counters_few_files < 0)
+		tt__counters_few_files = tt__fd_few();
+	if (tt__counters_few_files)
 		tt_os_counters_close(&c->files);
 }
 
@@ -990,6 +1001,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * or quiet since TT__COUNTERS_AFTER_NS, and of those the ones not read since it;
 	 * the newest last record of theirs */
 	int reads = 0, quiet = 0, unread_since = 0;
+	int switched = 1; /* (every thread read has its switches: the counters only beside them) */
 	int64_t blind_wait_ns = INT64_MAX; /* the soonest blind reading due (below) */
 	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
@@ -1007,6 +1019,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * told, had their scopes unknown, and were read outside them, each 8 ms) */
 	int follow = tt__scopes_within_share(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
+	tt__counters_few_files = -1;
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
 		tt_os_counters_close(&tt__counters_to_close[--tt__counters_closing]);
@@ -1040,6 +1053,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (!tt__counters_read_for(slot))
 			continue;
 		reads++;
+		switched &= s->sw.map != NULL;
 		/* (the scopes open when it follows again are not known; one not followed yet
 		 * is followed from its start) */
 		if ((!follow || s->sw.map) && c->scopes.machine.keys)
@@ -1244,6 +1258,15 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	tt__counters_watching = watching;
 	if (blind_wait_ns < wait_ns) /* (one look more than it needs at most: not woken for) */
 		wait_ns = blind_wait_ns > period_ns ? blind_wait_ns : period_ns;
+	/* Beside the switches, nothing watched and no reading due but those of threads whose
+	 * last record will stand in for a scope once it is old enough: the next look comes
+	 * with the next drain, not as one turns TT__COUNTERS_AFTER_NS old (each a wake-up,
+	 * 25 to 45 us of tt-sched's CPU time on this VM: sched_overhead_pct's two threads
+	 * passing a byte back and forth, each recording every hop, woke it each 2 ms, 1,606
+	 * times in a run, 496 with this). Such a scope's first reading comes up to a drain
+	 * later: the switches split it, its waits for a CPU after wake-ups bounded from then on. */
+	if (switched && reads && !watching && blind_wait_ns == INT64_MAX)
+		return wait_ns > TT__COUNTERS_SWITCHED_NS ? wait_ns : TT__COUNTERS_SWITCHED_NS;
 	if (due_ns < wait_ns)
 		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;
 	return wait_ns;

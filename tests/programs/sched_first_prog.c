@@ -11,7 +11,9 @@
  * for 2.5 s, in a scope "pingpong", an event per hop, switching tens of thousands of
  * times a second ({"hops": N, "tenths": [hops in each 100 ms]}); with "pingpong-idle", resting 5 ms between hops (a program that
  * mostly sleeps: some hundreds of switches a second, which cost it next to nothing);
- * with "pingpong-long", the same as "pingpong" for 30 s (killed once it was told the price).
+ * with "pingpong-long", the same as "pingpong" for 30 s (killed once it was told the price);
+ * with "pingpong-bare", 0.4 s of hops in no scope: how often tt-sched went to sleep
+ * meanwhile ({"hops": N, "sleeps": N, "ms": M}).
  *
  * With "one-by-one": main records nothing and starts 100 threads, each as the last one
  * ended, each recording one event: how often tt-sched went to sleep meanwhile (its
@@ -99,8 +101,13 @@ static void *echo(void *unused)
 	return NULL;
 }
 
-static int pingpong(long rest_ms, long duration_ms)
+static long tt_sched_sleeps(void);
+
+/* With `bare`, no scope around the hops: {"hops": N, "sleeps": tt-sched's voluntary
+ * switches meanwhile, "ms": M}. */
+static int pingpong(long rest_ms, long duration_ms, int bare)
 {
+	long before = bare ? tt_sched_sleeps() : 0;
 	pthread_t t;
 	if (pipe(pipes[0]) || pipe(pipes[1]) || pthread_create(&t, NULL, echo, NULL)) {
 		perror("sched_first_prog: pingpong");
@@ -110,7 +117,9 @@ static int pingpong(long rest_ms, long duration_ms)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	long hops = 0, elapsed_ns, tenths[26] = {0}; /* (a loaded machine's pace varies along the run) */
 	char byte = 1;
-	TT_BEGIN("pingpong"); /* (a scope that switches more than the kernel's ring may hold) */
+	if (!bare) {
+		TT_BEGIN("pingpong"); /* (a scope that switches more than the kernel's ring may hold) */
+	}
 	do {
 		TT_INSTANT("hop");
 		if (write(pipes[0][1], &byte, 1) != 1 || read(pipes[1][0], &byte, 1) != 1)
@@ -122,10 +131,18 @@ static int pingpong(long rest_ms, long duration_ms)
 		elapsed_ns = (now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec);
 		tenths[elapsed_ns / 100000000L < 25 ? elapsed_ns / 100000000L : 25]++;
 	} while (elapsed_ns < duration_ms * 1000000L);
-	TT_END();
+	if (bare) {
+		long sleeps = tt_sched_sleeps();
+		printf("{\"hops\": %ld, \"sleeps\": %ld, \"ms\": %.3f}\n", hops, before < 0 || sleeps < 0 ? -1 : sleeps - before,
+		       (double)elapsed_ns / 1e6);
+	} else {
+		TT_END();
+	}
 	byte = 0;
 	if (write(pipes[0][1], &byte, 1) != 1 || pthread_join(t, NULL))
 		return 1;
+	if (bare)
+		return 0;
 	printf("{\"hops\": %ld, \"tenths\": [", hops);
 	for (int i = 0; i < 25; i++)
 		printf("%s%ld", i ? ", " : "", tenths[i]);
@@ -258,11 +275,13 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "early") == 0)
 		return early();
 	if (argc == 2 && strcmp(argv[1], "pingpong") == 0)
-		return pingpong(0, 2500);
+		return pingpong(0, 2500, 0);
+	if (argc == 2 && strcmp(argv[1], "pingpong-bare") == 0)
+		return pingpong(0, 400, 1);
 	if (argc == 2 && strcmp(argv[1], "pingpong-idle") == 0)
-		return pingpong(5, 2500);
+		return pingpong(5, 2500, 0);
 	if (argc == 2 && strcmp(argv[1], "pingpong-long") == 0)
-		return pingpong(0, 30000);
+		return pingpong(0, 30000, 0);
 	TT_BEGIN("startup");
 	nap_ms(300);
 	TT_END();
