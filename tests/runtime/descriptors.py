@@ -9,10 +9,12 @@ TICKTRACE_LIVE=1, and under `ticktrace record`: the program succeeds, its files 
 byte-identical to a plain run's (TICKTRACE=0), and the trace is whole (each worker's
 events and drops add up to what it recorded) or stderr says it was lost.
 
-`descriptors_prog dup2_at_write`, in mode stream: a thread of the program's puts its
-own file at the trace's number each time tt-drain writes to it, after ticktrace's last
-check and before its call (the one system call's window that the dup2 case hit by
-chance, 1 run in 30 to 60): the program's files as in a plain run, the trace whole.
+`descriptors_prog dup2_at_write`, in mode stream, and with a live file (stop, ring,
+record): a thread of the program's puts its own file at the trace's number each time
+tt-drain writes to it, and at the live file's each time a thread writes, grows or
+truncates that, after ticktrace's last check and before its call (the one system call's
+window that the dup2 case hit by chance, 1 run in 30 to 60; with a live file, in a CI
+run at load 12): the program's files as in a plain run, the trace whole, nothing lost.
 
 `descriptors_prog profile`: the same (closefrom) with a self-profile (perf, every
 thread) started before and closed after: its files as the plain closefrom run's; at
@@ -350,7 +352,8 @@ def main():
         workdir = tempfile.mkdtemp(dir=tmp)
         p = run(["dup2_at_write", workdir], workdir, {"TICKTRACE": "0"})
         if check(p.returncode == 0, "dup2_at_write, plain: exit %d: %s" % (p.returncode, p.stderr)):
-            taken(tmp, "dup2_at_write", own_files(workdir), [s for s in SETTINGS if s[0] == "stream"],
+            taken(tmp, "dup2_at_write", own_files(workdir),
+                  [s for s in SETTINGS if s[0] in ("stream", "stop, live", "ring, live", "record")],
                   loss_allowed=False)
         limit(tmp)
         full(tmp)
