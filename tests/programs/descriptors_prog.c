@@ -20,7 +20,9 @@
  * call's window a dup2 over every number hit by chance (1 run in 30 to 60; the live
  * file's in a CI run at load 12). The program's calls of write, writev, pwrite64,
  * lseek64, fallocate64 and ftruncate64 are its own, below: the runtime's calls reach
- * them first.
+ * them first. The live file's growth (fallocate64) takes 300 ms more: the workers,
+ * which fill 16 MiB in about 250 ms, overtake the thread that grows it ahead of them,
+ * and wait for it.
  *
  *   descriptors_prog profile DIR
  *
@@ -127,20 +129,21 @@ static void *tt_taker(void *unused)
  * as a program's dup2 that came just after ticktrace's check. (Not the trace written
  * at exit: a file of ticktrace's that the program could take all the same, but not
  * this test's.) */
-static void tt_take_before(int fd)
+static int tt_take_before(int fd)
 {
 	char name[16] = "";
 	struct tt_file_header head;
 	if (tt_taker_file < 0 || fd < 3 || prctl(PR_GET_NAME, name) < 0)
-		return;
+		return 0;
 	/* (a trace begins with its header; the live file's says so) */
 	if (pread(fd, &head, sizeof head, 0) != sizeof head || memcmp(head.magic, TT_FILE_MAGIC, 8) != 0 ||
 	    (strcmp(name, "tt-drain") != 0 && !(head.flags & TT_FILE_LIVE)))
-		return;
+		return 0;
 	tt_taker_at = fd;
 	sem_post(&tt_taker_ask);
 	while (sem_wait(&tt_taker_done) < 0)
 		;
+	return head.flags & TT_FILE_LIVE;
 }
 
 ssize_t write(int fd, const void *buf, size_t size)
@@ -169,7 +172,8 @@ off64_t lseek64(int fd, off64_t at, int whence)
 
 int fallocate64(int fd, int mode, off64_t at, off64_t len)
 {
-	tt_take_before(fd);
+	if (tt_take_before(fd))
+		tt_pause_ms(300);
 	return (int)syscall(SYS_fallocate, fd, mode, at, len);
 }
 
