@@ -425,7 +425,8 @@ static int tt__arena_cover(const char *end, int64_t *until)
 	if (!tt__chunks_file())
 		return 0;
 	uint32_t seq = __atomic_load_n(&tt__file_grown, __ATOMIC_SEQ_CST);
-	int rc = tt__mode->cover((uint64_t)(end - tt__arena_base), __atomic_load_n(&tt__file_grower, __ATOMIC_SEQ_CST));
+	int grows = __atomic_load_n(&tt__file_grower, __ATOMIC_SEQ_CST);
+	int rc = tt__mode->cover((uint64_t)(end - tt__arena_base), grows);
 	if (rc <= 0)
 		return rc < 0 ? -1 : 0;
 	int64_t now = tt_os_monotonic_ns();

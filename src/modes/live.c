@@ -458,7 +458,8 @@ int tt__live_after_fork(void)
 	if (lv->file.handle < 0)
 		return -1;
 	tt__live_unmap(lv);
-	tt__fd_close(&lv->kept); /* (the parent's, in the child's table: tt-live's and tt-prefault's were their own) */
+	/* (the parent's, in the child's table: tt-live's and tt-prefault's were their own) */
+	tt__fd_close(&lv->kept);
 	free(lv->out);
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);
