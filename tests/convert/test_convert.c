@@ -223,6 +223,52 @@ static void test_gaps_are_not_events(void **state)
 	free(r.out);
 }
 
+/* A run of lost events can end and begin at most one scope each: a DROPPED record
+ * whose depths say more is damaged, refused with its offset (a fuzzed 1.2 KB file said
+ * 2^20 scopes began among 10 lost events, and each converter took seconds to open
+ * them), nothing written; as many as it lost convert. */
+static void test_gap_depths_past_its_events(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct {
+		uint64_t depths;
+		const char *want;
+	} cases[] = {
+		{TT_GAP_DEPTHS(0, 5), "a run of 4 lost events said to end 0 scopes and begin 5: more than it holds"},
+		{TT_GAP_DEPTHS(5, 0), "a run of 4 lost events said to end 5 scopes and begin 0: more than it holds"},
+		{TT_GAP_DEPTHS(4, 4), NULL},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		const struct tt_record rec[] = {
+			R(TT_REC_BEGIN, S_WAKE, 2000), R(TT_REC_BEGIN, S_WAKE, 2010), R(TT_REC_BEGIN, S_WAKE, 2020),
+			R(TT_REC_BEGIN, S_WAKE, 2030), R(TT_REC_DROPPED, 4, 2100),
+			R(TT_REC_VALUE, cases[i].depths, 2200), R(TT_REC_INSTANT, S_WAKE, 2300)};
+		struct tt_tw w;
+		open_flagged(&w, fx->in, TT_FILE_STREAMED);
+		tt_tw_thread(&w, 0, 101, "producer", 0, 0);
+		tt_tw_events(&w, 0, 0, rec, N(rec));
+		uint64_t dropped_at = w.sections[w.nsections - 1] + sizeof(struct tt_section_header) +
+				      sizeof(struct tt_events_info) + 4 * sizeof(struct tt_record);
+		assert_int_equal(tt_tw_close(&w), 0);
+		struct tt_run r;
+		TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+		free(r.out);
+		if (!cases[i].want) {
+			assert_int_equal(r.status, 0);
+			assert_err_has(&r, "4 events dropped");
+			unlink(fx->out);
+			continue;
+		}
+		char offset[48];
+		snprintf(offset, sizeof offset, "offset %" PRIu64 ": ", dropped_at);
+		assert_int_equal(r.status, 1);
+		assert_err_has(&r, fx->in);
+		assert_err_has(&r, offset);
+		assert_err_has(&r, cases[i].want);
+		assert_int_equal(access(fx->out, F_OK), -1);
+	}
+}
+
 /* A scope whose end was among dropped events (a stream's disk behind) closes at the
  * run's start, flagged unterminated: its spike says how much later it may have ended,
  * by the next record (f1's open point: its end's uncertainty not said), in spikes'
@@ -674,6 +720,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_in_half_event_dropped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_killed_stream_counts_its_gaps, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_gap_end_late_said, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_gap_depths_past_its_events, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ends_add_up_as_doubles, setup, tt_fixture_teardown),

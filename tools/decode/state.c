@@ -245,6 +245,11 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 	if (!f->gap_site)
 		return tt_error_at(f->path, offset, "a DROPPED record in a file that counts no "
 				   "dropped events");
+	/* (each lost event ends one scope and begins one at most: an ENDBEGIN both) */
+	if (TT_GAP_CLOSES(depths) > lost || TT_GAP_OPENS(depths) > lost)
+		return tt_error_at(f->path, offset, "a run of %" PRIu64 " lost events said to end %" PRIu32
+				   " scopes and begin %" PRIu32 ": more than it holds (a damaged record)",
+				   lost, TT_GAP_CLOSES(depths), TT_GAP_OPENS(depths));
 	uint32_t closes = tt_scopes_gap(&st->scopes, TT_GAP_CLOSES(depths));
 	/* (they ended among the lost events: by the next record, else the thread's exit
 	 * or the end of the recording) */
