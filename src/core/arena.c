@@ -29,6 +29,9 @@
 #define TT__PREFAULT_PAUSE_NS 1000000 /* how often it looks for a free core again */
 /* A live file's descriptions are brought up to date this often. */
 #define TT__LIVE_PERIOD_NS 200000000
+/* How long a writer that overtook tt-prefault waits for it to grow the mode's file,
+ * at most (it grows it 16 MiB in a call: milliseconds, even at a high load). */
+#define TT__FILE_WAIT_NS (INT64_C(10) * 1000000000)
 
 static char *tt__arena_base, *tt__arena_end;
 /* The arena as it may be; its last tt__arena_aside bytes are no chunk's (tt__arena_set_aside). */
@@ -104,12 +107,6 @@ static void *tt__arena_map(void *at, uint64_t size)
 		return tt_os_reserve(size);
 	struct tt_os_file file = chunks ? *chunks : (struct tt_os_file){-1};
 	return tt_os_map_view(chunks ? &file : NULL, chunks ? tt__mode->chunks_at() : 0, size, at);
-}
-
-/* Core lock held: the mode's file holds the arena up to `end`. */
-static int tt__arena_cover(const char *end)
-{
-	return !tt__chunks_file() ? 0 : tt__mode->cover((uint64_t)(end - tt__arena_base));
 }
 
 uint32_t tt__prefault_busy;
@@ -377,9 +374,10 @@ static int tt__cores_recording(uint32_t *seen)
 	return count >= tt__cores;
 }
 
-/* tt-prefault or tt-live asked to end (base.h: the program's thread wants its
- * place): woken whether it sleeps or not, as it may be about to. */
-static void tt__end_sleeper(struct tt__sleeper *s)
+/* Woken whether it sleeps or not, as it may be about to: tt-prefault or tt-live asked
+ * to end (base.h: the program's thread wants its place), tt-prefault asked to grow the
+ * file. */
+static void tt__wake_surely(struct tt__sleeper *s)
 {
 	__atomic_add_fetch(&s->seq, 1, __ATOMIC_SEQ_CST);
 	tt_os_wake(&s->seq);
@@ -395,17 +393,79 @@ static char *tt__arena_usable_end(void)
 
 static void tt__prefault_end(void)
 {
-	tt__end_sleeper(&tt__prefault_sleeper);
+	tt__wake_surely(&tt__prefault_sleeper);
 }
 
 static void tt__live_end(void)
 {
-	tt__end_sleeper(&tt__live_sleeper);
+	tt__wake_surely(&tt__live_sleeper);
 }
 
 static void tt__clean_end(void)
 {
-	tt__end_sleeper(&tt__clean_sleeper);
+	tt__wake_surely(&tt__clean_sleeper);
+}
+
+/* The mode's file (a live file) is grown by tt-prefault alone, in a table of
+ * descriptors of its own (the program's dup2 and close never reach its number), ahead
+ * of the writers; one that overtook it asks it and waits. tt__file_grower: 1 from
+ * before it starts until it ended (given back, the run's end): the file grows no more
+ * then. tt__file_grown: bumped as it grew the file, or could not, or ended. */
+static int tt__file_grower;
+static uint32_t tt__file_grown;
+static uint32_t tt__file_waiters; /* writers waiting on tt__file_grown */
+
+/* Core lock held: whether the mode's file holds the arena up to `end`: 0; 1 where
+ * tt-prefault was asked to grow it and waited for, the lock let go meanwhile (the
+ * caller looks at the arena again), until `*until` at most (0: from now on); -1 where
+ * it does not (no room, tt-prefault ended, or the wait ran out: said) and the chunk's
+ * events are counted as dropped. */
+static int tt__arena_cover(const char *end, int64_t *until)
+{
+	if (!tt__chunks_file())
+		return 0;
+	uint32_t seq = __atomic_load_n(&tt__file_grown, __ATOMIC_SEQ_CST);
+	int grows = __atomic_load_n(&tt__file_grower, __ATOMIC_SEQ_CST);
+	int rc = tt__mode->cover((uint64_t)(end - tt__arena_base), grows);
+	if (rc <= 0)
+		return rc < 0 ? -1 : 0;
+	int64_t now = tt_os_monotonic_ns();
+	*until = *until ? *until : now + TT__FILE_WAIT_NS;
+	if (now >= *until) {
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			fprintf(tt__err, "ticktrace: a thread waited %d s for tt-prefault to grow the live "
+				"file: its events are counted as dropped\n", (int)(TT__FILE_WAIT_NS / 1000000000));
+		return -1;
+	}
+	__atomic_add_fetch(&tt__file_waiters, 1, __ATOMIC_SEQ_CST);
+	tt__wake_surely(&tt__prefault_sleeper);
+	tt__core_lock(0);
+	tt_os_wait(&tt__file_grown, seq, *until - now);
+	tt__core_lock(1);
+	__atomic_sub_fetch(&tt__file_waiters, 1, __ATOMIC_SEQ_CST);
+	return 1;
+}
+
+/* tt-prefault: the mode's file grown to hold the arena up to `end` (NULL: what the
+ * writers asked alone), and the writers waiting woken; 0 or -errno. */
+static int tt__file_grow(const char *end)
+{
+	if (!tt__chunks_file())
+		return 0;
+	int err = tt__mode->grow(end ? (uint64_t)(end - tt__arena_base) : 0);
+	__atomic_add_fetch(&tt__file_grown, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&tt__file_waiters, __ATOMIC_SEQ_CST))
+		tt_os_wake_all(&tt__file_grown);
+	return err;
+}
+
+/* tt-prefault ended (or never started): the file grows no more, its waiters told. */
+static void tt__file_grower_gone(void)
+{
+	__atomic_store_n(&tt__file_grower, 0, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&tt__file_grown, 1, __ATOMIC_SEQ_CST);
+	tt_os_wake_all(&tt__file_grown);
 }
 
 /* tt-prefault: the spare slots made up again, each written through outside the lock. */
@@ -442,17 +502,16 @@ struct tt__slot *tt__slot_memory(void)
 	return slot;
 }
 
-static void *tt__prefault_main(void *unused)
+/* tt-prefault's work, until it ends. */
+static void tt__prefault_run(void)
 {
-	(void)unused;
-	tt__thread_running("tt-prefault");
-	tt__thread_optional(TT__OPTIONAL_PREFAULT, tt__prefault_end);
 	uint32_t takers_seen = 0;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__prefault_sleeper.seq, __ATOMIC_SEQ_CST);
 		if (tt__thread_end_asked())
-			return NULL;
+			return;
 		tt__spares_fill();
+		tt__file_grow(NULL); /* (a writer that overtook it waits) */
 		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		char *end = tt__arena_usable_end();
@@ -473,13 +532,7 @@ static void *tt__prefault_main(void *unused)
 		size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
 		if (step > (size_t)(end - ready))
 			step = (size_t)(end - ready);
-		struct tt_os_signals old;
-		tt_os_signals_block(&old);
-		tt__core_lock(1);
-		int covered = tt__arena_cover(ready + step) == 0;
-		tt__core_lock(0);
-		tt_os_signals_restore(&old);
-		if (covered) {
+		if (tt__file_grow(ready + step) == 0) {
 			/* (only these faults are summed: a stray one of tt-prefault's
 			 * elsewhere stays in the gate's count, which then only grows) */
 			__atomic_add_fetch(&tt__prefault_busy, 1, __ATOMIC_SEQ_CST);
@@ -493,10 +546,21 @@ static void *tt__prefault_main(void *unused)
 			 * which fails where this did, their events then dropped for want of
 			 * memory. */
 			if (!committed)
-				return NULL;
+				return;
 		}
 		__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
 	}
+}
+
+static void *tt__prefault_main(void *unused)
+{
+	(void)unused;
+	if (tt__chunks_file() && tt__mode->chunks_file_table)
+		tt__mode->chunks_file_table(1); /* (before it runs: not yet the program's number) */
+	tt__thread_running("tt-prefault");
+	tt__thread_optional(TT__OPTIONAL_PREFAULT, tt__prefault_end);
+	tt__prefault_run();
+	tt__file_grower_gone();
 	return NULL;
 }
 
@@ -521,6 +585,8 @@ static void *tt__clean_main(void *unused)
 static void *tt__live_main(void *unused)
 {
 	(void)unused;
+	if (tt__mode->chunks_file_table)
+		tt__mode->chunks_file_table(0);
 	tt__thread_running("tt-live");
 	tt__thread_optional(TT__OPTIONAL_LIVE, tt__live_end);
 	for (;;) {
@@ -541,7 +607,10 @@ static void *tt__live_main(void *unused)
  * returns. */
 static int tt__start_arena_threads(int wait)
 {
+	__atomic_store_n(&tt__file_grower, 1, __ATOMIC_SEQ_CST);
 	int err = tt__start_thread(NULL, tt__prefault_main, NULL, wait);
+	if (err)
+		tt__file_grower_gone();
 	if (!err && tt__mode->recycle_oldest)
 		err = tt__start_thread(NULL, tt__clean_main, NULL, wait);
 	if (!err && tt__chunks_file() && tt__mode->tick)
@@ -663,7 +732,8 @@ int tt__arena_init(void)
 		 * fault instead of 512, where the kernel allows (not for a file). */
 		if (!tt__chunks_file())
 			tt_os_huge_pages(tt__arena_base + TT__PREFAULT_STEP, first - TT__PREFAULT_STEP);
-		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
+		int64_t until = 0; /* (the live file holds its first chunks: tt__live_start) */
+		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE, &until) != 0)
 			return -ENOSPC;
 		if (tt_os_commit(tt__arena_base, TT__CHUNK_SIZE) != 0)
 			return -ENOMEM;
@@ -693,6 +763,7 @@ void tt__arena_reset_after_fork(void)
 	tt__prefault_sleeper.sleeping = 0;
 	tt__clean_sleeper.sleeping = 0;
 	tt__live_sleeper.sleeping = 0;
+	tt__file_waiters = 0; /* (the parent's threads') */
 	/* (the child's process faults count from 0, and its tt-prefault was not faulting) */
 	tt__prefault_busy = 0;
 	tt__prefault_faults = 0;
@@ -741,20 +812,28 @@ int tt__arena_full(void)
 	return __atomic_load_n(&tt__arena_used_up, __ATOMIC_RELAXED);
 }
 
-/* Core lock held, signals blocked. */
+/* Core lock held (let go while a live file is grown for it: tt__arena_cover), signals
+ * blocked. */
 struct tt__chunk *tt__chunk_alloc(void)
 {
-	struct tt__chunk *header = tt__free_chunks;
-	if (header) {
-		tt__free_chunks = header->next;
-	} else {
-		char *chunk = tt__arena_fresh;
-		if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE) {
+	struct tt__chunk *header;
+	int64_t until = 0;
+	int covered = 0;
+	do { /* (again where the lock was let go for a live file to grow) */
+		header = tt__free_chunks;
+		if (header) {
+			tt__free_chunks = header->next;
+			break;
+		}
+		if ((size_t)(tt__arena_end - tt__arena_fresh) < TT__CHUNK_SIZE) {
 			__atomic_store_n(&tt__arena_used_up, 1, __ATOMIC_RELAXED);
 			return NULL;
 		}
-		if (tt__arena_cover(chunk + TT__CHUNK_SIZE) < 0)
+	} while ((covered = tt__arena_cover(tt__arena_fresh + TT__CHUNK_SIZE, &until)) > 0);
+	if (!header) {
+		if (covered < 0)
 			return NULL;
+		char *chunk = tt__arena_fresh;
 		if (chunk + TT__CHUNK_SIZE > tt__arena_grown && tt__arena_grow() < 0) {
 			__atomic_store_n(&tt__arena_used_up, 1, __ATOMIC_RELAXED);
 			return NULL;

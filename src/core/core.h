@@ -325,12 +325,20 @@ struct tt__mode_ops {
 	/* What the raw file's header says of the mode (TT_FILE_RING). */
 	uint32_t file_flags;
 	/* Where chunks come from: a file of the platform's the arena maps from offset
-	 * chunks_at() (NULL: private memory); cover makes it hold the arena's first
-	 * `arena_bytes` (core lock held; 0 or -errno); in a forked child, a file of the
+	 * chunks_at() (NULL: private memory). Its I/O once started is done where the
+	 * program cannot reach its descriptor: chunks_file_table, by tt-prefault (grows: 1)
+	 * and tt-live as each starts, gives the thread a table of descriptors of its own
+	 * that holds the file. cover, core lock held, no I/O: 0 where it holds the arena's
+	 * first `arena_bytes`; else, where tt-prefault runs (`grows`), 1: it is asked to
+	 * grow it (the caller waits: arena.c), or -errno where it cannot (said). grow,
+	 * tt-prefault's alone: the file made to hold the arena's first `arena_bytes` and
+	 * what the writers asked, 0 or -errno (said). In a forked child, a file of the
 	 * child's own (0, or -1: none). */
 	const struct tt_os_file *(*chunks_file)(void);
 	uint64_t (*chunks_at)(void);
-	int (*cover)(uint64_t arena_bytes);
+	void (*chunks_file_table)(int grows);
+	int (*cover)(uint64_t arena_bytes, int grows);
+	int (*grow)(uint64_t arena_bytes);
 	int (*chunks_after_fork)(void);
 	void (*tick)(void); /* thread tt-live, every 200 ms while chunks_file() */
 	/* A thread registered (before its first record) or tt_thread_name() named it,

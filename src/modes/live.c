@@ -19,7 +19,15 @@
  * converter names them by address),
  * threads' dropped counts since the last period (tt-live writes them over those their
  * THREAD sections said), and events of threads that exited in stop and ring modes
- * once a dump compacted them... which a live run never does. */
+ * once a dump compacted them... which a live run never does.
+ *
+ * After start the file's I/O is done where the program cannot reach its descriptor:
+ * tt-prefault alone grows it (ahead of the writers, and for a writer that overtook it,
+ * which waits: core/arena.c) and tt-live alone writes its descriptions, each in a table
+ * of descriptors of its own (tt__live_table). In the program's table a check and the
+ * call it allows are two system calls, and a program that dup2'd its own file over
+ * every number between them had the file's growth land in its file, and its writers
+ * die of SIGBUS on chunks the file never got (tests/runtime/descriptors.py). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -42,8 +50,15 @@ struct tt__live {
 	char path[4096];
 	struct tt_file_header *header; /* shared mapping of the file's first page */
 	struct tt_live_thread *threads; /* shared mapping: TT_LIVE_THREADS at TT__LIVE_THREADS_AT */
-	uint64_t arena_bytes;          /* the file holds this much of the arena */
-	struct tt__out *out;           /* descriptions, appended at header->live_sections_end */
+	/* the file holds this much of the arena: grown by tt-prefault alone (tt__live_grow),
+	 * read by the writers (tt__live_cover) */
+	uint64_t arena_bytes;
+	uint64_t wanted; /* the most a writer asked tt-prefault to grow it to (core lock) */
+	int grow_err;    /* tt-prefault's last growth's error (no room), or 0 */
+	int said_gone;   /* that the file grows no more, tt-prefault ended */
+	struct tt__fd kept;   /* the file's descriptor in the program's table (a forked child's to close) */
+	struct tt__out *out;  /* descriptions, appended at header->live_sections_end: tt-live's descriptor */
+	struct tt__fd grower; /* tt-prefault's descriptor of the file */
 	struct tt__site_set sites, fresh;
 	uint64_t modules_changes; /* tt_os_modules_changes() when MODULES was last written */
 	int full;     /* no room left for descriptions */
@@ -90,15 +105,17 @@ static int tt__live_commit(struct tt__live *lv)
 	return 0;
 }
 
-/* Whether the live file's descriptor is still its own (or found again by its name):
- * a program that closes it (closefrom, close_range, a loop of close) and opens its
- * own file at the number would have it grown, written and truncated. Once lost, said:
- * no more chunks (their events counted as dropped), no more descriptions. */
-static int tt__live_own(struct tt__live *lv)
+/* Whether `fd` (tt-live's, the out's; tt-prefault's, grower) is still the live file
+ * (or found again by its name): where a thread has no table of its own (Windows, whose
+ * handles are no numbers a program takes; start-up, in the program's, before it runs),
+ * a program that closes it (closefrom, close_range, a loop of close) and opens its own
+ * file at the number would have it grown, written and truncated. Once lost, said: no
+ * more chunks (their events counted as dropped), no more descriptions. */
+static int tt__live_own(struct tt__live *lv, struct tt__fd *fd)
 {
 	if (lv->lost)
 		return -EBADF;
-	if (!tt__out_own(lv->out))
+	if (fd == &tt__fd_out(lv->out)->file ? !tt__out_own(lv->out) : !tt__fd_reopen(fd, lv->path))
 		return 0;
 	lv->lost = 1;
 	fprintf(tt__err, "ticktrace: %s: the program closed the live file's descriptor and the file "
@@ -108,22 +125,22 @@ static int tt__live_own(struct tt__live *lv)
 	return -EBADF;
 }
 
-/* The file as the platform layer takes it: its descriptor now (tt__live_own). */
+/* The file as the platform layer takes it: tt-live's descriptor now (tt__live_own). */
 #define TT__LIVE_FILE(lv) (tt__fd_out((lv)->out)->file.file)
 
-/* Gives bytes [from, to) of the file their blocks on disk: a page of a shared mapping
- * that the disk has no room for faults with SIGBUS when written. Where the file
- * system cannot reserve (fallocate: tt_os_file_reserve), the file is only made that
- * long. */
-static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
+/* Gives bytes [from, to) of the file their blocks on disk, through `fd`: a page of a
+ * shared mapping that the disk has no room for faults with SIGBUS when written. Where
+ * the file system cannot reserve (fallocate: tt_os_file_reserve), the file is only
+ * made that long. */
+static int tt__live_reserve(struct tt__live *lv, struct tt__fd *fd, uint64_t from, uint64_t to)
 {
 	int err;
 	tt__background_io(1);
 	do /* (checked last before each call: fds.c) */
-		err = tt__live_own(lv) ? -EBADF : tt_os_file_reserve(&TT__LIVE_FILE(lv), from, to);
+		err = tt__live_own(lv, fd) ? -EBADF : tt_os_file_reserve(&fd->file, from, to);
 	while (err == -EINTR);
 	if (err == -EOPNOTSUPP)
-		err = tt__live_own(lv) ? -EBADF : tt_os_file_resize(&TT__LIVE_FILE(lv), to);
+		err = tt__live_own(lv, fd) ? -EBADF : tt_os_file_resize(&fd->file, to);
 	tt__background_io(0);
 	return err;
 }
@@ -166,7 +183,8 @@ int tt__live_start(void)
 		tt_os_remove(lv->path); /* (just made, no descriptor left for it) */
 	if (err)
 		goto fail_err;
-	lv->file = tt__fd_out(lv->out)->file.file;
+	lv->kept = lv->grower = tt__fd_out(lv->out)->file; /* (the same number, until their tables) */
+	lv->file = lv->kept.file;
 	tt_os_file_stamp(&TT__LIVE_FILE(lv), &lv->placed);
 	/* Listed at once: a process stopped before its header is written leaves a file
 	 * that holds nothing, which record then removes. */
@@ -176,15 +194,15 @@ int tt__live_start(void)
 	err = tt_os_file_resize(&TT__LIVE_FILE(lv), TT__LIVE_CHUNKS_AT);
 	if (err)
 		goto fail_err;
-	err = tt__live_reserve(lv, 0, sizeof *lv->header);
+	err = tt__live_reserve(lv, &lv->kept, 0, sizeof *lv->header);
 	if (!err)
-		err = tt__live_reserve(lv, TT__LIVE_THREADS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
+		err = tt__live_reserve(lv, &lv->kept, TT__LIVE_THREADS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
 	lv->arena_bytes = TT__LIVE_GROW;
 	if (err) {
 		fprintf(tt__err, "ticktrace: %s: no room for a live file (%s): the buffers are in "
 			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
 		tt__live_remove(lv);
-		tt__fd_close(&tt__fd_out(lv->out)->file);
+		tt__fd_close(&lv->kept);
 		free(lv->out);
 		*lv = (struct tt__live){.file = {-1}};
 		return 0;
@@ -218,22 +236,66 @@ fail_err:
 	tt__live_unmap(lv);
 	if (lv->file.handle >= 0) {
 		tt__live_remove(lv);
-		tt__fd_close(&tt__fd_out(lv->out)->file);
+		tt__fd_close(&lv->kept);
 	}
 	free(lv->out);
 	*lv = (struct tt__live){.file = {-1}};
 	return err;
 }
 
-int tt__live_cover(uint64_t arena_bytes)
+/* As tt-prefault (grows) and tt-live start: a table of descriptors of the thread's
+ * own, holding the file at its number (the program's dup2 and close never reach it). */
+void tt__live_table(int grows)
 {
 	struct tt__live *lv = &tt__live;
-	if (arena_bytes <= lv->arena_bytes)
+	struct tt__fd *mine = grows ? &lv->grower : &tt__fd_out(lv->out)->file;
+	struct tt__fd was = *mine;
+	if (tt__fd_private_table(&mine, 1) < 0 || mine->file.handle >= 0 || was.file.handle < 0)
+		return; /* (Windows: none; the handle as it is) */
+	/* The program took the number before the table was made (a forked child that
+	 * closes its descriptors at once; let go above, and counted no more): the file
+	 * found again by its name, kept in this table. */
+	struct tt_os_file found;
+	if (tt_os_file_reopen(lv->path, &was.id, &found) == 0)
+		tt__fd_keep(mine, found);
+}
+
+int tt__live_cover(uint64_t arena_bytes, int grows)
+{
+	struct tt__live *lv = &tt__live;
+	if (arena_bytes <= __atomic_load_n(&lv->arena_bytes, __ATOMIC_ACQUIRE))
+		return 0;
+	int err = __atomic_load_n(&lv->grow_err, __ATOMIC_ACQUIRE);
+	if (err)
+		return err; /* (its last growth failed, said: no room) */
+	if (!grows) {
+		/* (not at the run's end, whose trace is written: what is recorded after it goes
+		 * nowhere) */
+		if (!lv->said_gone && !lv->finished && !lv->lost)
+			fprintf(tt__err, "ticktrace: %s: no more room for buffers: tt-prefault, which "
+				"grows the live file where the program cannot reach its descriptor, "
+				"ended (given back to the program: its limit on processes); events from "
+				"now on are counted as dropped\n", lv->path);
+		lv->said_gone = 1;
+		return -ECANCELED;
+	}
+	if (arena_bytes > lv->wanted)
+		__atomic_store_n(&lv->wanted, arena_bytes, __ATOMIC_RELEASE);
+	return 1;
+}
+
+int tt__live_grow(uint64_t arena_bytes)
+{
+	struct tt__live *lv = &tt__live;
+	uint64_t wanted = __atomic_load_n(&lv->wanted, __ATOMIC_ACQUIRE);
+	uint64_t had = __atomic_load_n(&lv->arena_bytes, __ATOMIC_RELAXED);
+	arena_bytes = wanted > arena_bytes ? wanted : arena_bytes;
+	if (lv->file.handle < 0 || arena_bytes <= had)
 		return 0;
 	uint64_t grown = (arena_bytes + TT__LIVE_GROW - 1) / TT__LIVE_GROW * TT__LIVE_GROW;
 	struct tt_os_writing writing;
 	tt_os_writing_begin(&writing);
-	int err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT + lv->arena_bytes, TT__LIVE_CHUNKS_AT + grown);
+	int err = tt__live_reserve(lv, &lv->grower, TT__LIVE_CHUNKS_AT + had, TT__LIVE_CHUNKS_AT + grown);
 	tt_os_writing_end(&writing);
 	if (err) {
 		/* Threads get no more chunks: their events are counted as dropped. */
@@ -241,10 +303,11 @@ int tt__live_cover(uint64_t arena_bytes)
 			fprintf(tt__err, "ticktrace: %s: no room for more buffers (%s): events from "
 				"now on are counted as dropped\n", lv->path, strerror(-err));
 		lv->said_full = 1;
-		return err;
+	} else {
+		__atomic_store_n(&lv->arena_bytes, grown, __ATOMIC_RELEASE);
 	}
-	lv->arena_bytes = grown;
-	return 0;
+	__atomic_store_n(&lv->grow_err, err, __ATOMIC_RELEASE);
+	return err;
 }
 
 uint64_t tt__live_chunks_at(void)
@@ -347,7 +410,7 @@ void tt__live_tick(void)
 		return;
 	struct tt_os_writing writing;
 	tt_os_writing_begin(&writing);
-	if (!lv->full && !tt__live_own(lv)) {
+	if (!lv->full && !tt__live_own(lv, &tt__fd_out(lv->out)->file)) {
 		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
 		int err = tt__out_modules_since(lv->out, &lv->sites, &lv->modules_changes);
 		for (struct tt__slot *slot = tt__registry_head(); slot && !err;
@@ -395,7 +458,8 @@ int tt__live_after_fork(void)
 	if (lv->file.handle < 0)
 		return -1;
 	tt__live_unmap(lv);
-	tt__fd_close(&tt__fd_out(lv->out)->file);
+	/* (the parent's, in the child's table: tt-live's and tt-prefault's were their own) */
+	tt__fd_close(&lv->kept);
 	free(lv->out);
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);

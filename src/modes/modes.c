@@ -47,7 +47,8 @@ static void tt__prepare_whole(void)
 #define TT__WHOLE_FILE_OPS                                  \
 	.prepare = tt__prepare_whole, .finish = tt__finish_whole, \
 	.chunks_file = tt__live_file, .chunks_at = tt__live_chunks_at, \
-	.cover = tt__live_cover, .chunks_after_fork = tt__live_after_fork, \
+	.cover = tt__live_cover, .grow = tt__live_grow, .chunks_file_table = tt__live_table, \
+	.chunks_after_fork = tt__live_after_fork, \
 	.tick = tt__live_tick, .identify = tt__live_identify, .dump = tt__dump_whole, \
 	.after_fork = tt__spikes_after_fork
 

@@ -15,7 +15,9 @@ const struct tt__mode_ops *tt__mode_ops_by_name(const char *name) TT__HIDDEN;
 int tt__live_start(void) TT__HIDDEN;  /* 0 also when there is no live file */
 const struct tt_os_file *tt__live_file(void) TT__HIDDEN; /* the file the arena maps, or NULL */
 uint64_t tt__live_chunks_at(void) TT__HIDDEN; /* where in it */
-int tt__live_cover(uint64_t arena_bytes) TT__HIDDEN; /* core lock held; 0 or -errno */
+int tt__live_cover(uint64_t arena_bytes, int grows) TT__HIDDEN; /* core.h: cover */
+int tt__live_grow(uint64_t arena_bytes) TT__HIDDEN;            /* core.h: grow */
+void tt__live_table(int grows) TT__HIDDEN;                     /* core.h: chunks_file_table */
 void tt__live_tick(void) TT__HIDDEN;  /* background thread: descriptions, end anchor */
 void tt__live_identify(struct tt__slot *slot) TT__HIDDEN; /* its tid and name, in the file */
 void tt__live_finish(void) TT__HIDDEN; /* the raw file is written: no more live file */

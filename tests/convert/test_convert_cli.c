@@ -385,7 +385,7 @@ static void test_filter_deep_nesting(void **state)
 	struct tt_fixture *fx = *state;
 	enum { OPEN = (1 << 18) - 2, PAIRS = 500000 };
 	struct tt_record *rec = malloc((2 + 2 * PAIRS) * sizeof(*rec));
-	rec[0] = R(TT_REC_DROPPED, 9, 5000);
+	rec[0] = R(TT_REC_DROPPED, OPEN, 5000); /* (a scope begun in each lost event) */
 	rec[1] = R(TT_REC_VALUE, TT_GAP_DEPTHS(0, OPEN), 6000);
 	for (size_t i = 0; i < PAIRS; i++) {
 		rec[2 + 2 * i] = R(TT_REC_BEGIN, S_WORK, 7000 + 2 * i);
@@ -393,7 +393,7 @@ static void test_filter_deep_nesting(void **state)
 	}
 	struct tt_tw w;
 	open_demo(&w, fx->in, NULL);
-	tt_tw_thread(&w, 0, 101, "deep", 2 + 2 * PAIRS, 9);
+	tt_tw_thread(&w, 0, 101, "deep", 2 + 2 * PAIRS, OPEN);
 	tt_tw_events(&w, 0, 0, rec, 2 + 2 * PAIRS);
 	tt_tw_end(&w);
 	assert_int_equal(tt_tw_close(&w), 0);

@@ -156,7 +156,8 @@ static void tt_seed_stream(struct tt_tw *w, struct tt_file_header *h)
 	static const struct tt_record second[] = {
 		TT_TW_REC(TT_REC_COUNTER, S_QUEUE, 3400),
 		TT_TW_REC(TT_REC_VALUE, 0, 9),
-		TT_TW_REC(TT_REC_DROPPED, 3, 3500),
+		/* (as many lost as said to close: more than are open) */
+		TT_TW_REC(TT_REC_DROPPED, TT_GAP_DEPTH_MAX, 3500),
 		TT_TW_REC(TT_REC_VALUE, TT_GAP_DEPTHS(TT_GAP_DEPTH_MAX, 0), 3600),
 		TT_TW_REC(TT_REC_FUNC_ENTER, 0x402000, 3700),
 		TT_TW_REC(TT_REC_CHILDREN_THRESHOLD, 10, 3710),

@@ -94,7 +94,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # In a sanitizer build the detour library needs its runtime loaded first: the test's
 # programs get it as a user's preload (which record keeps before its own library).
 if [ "$sanitize" != none ] && [ "$case_" != sanitized ]; then
-	export LD_PRELOAD="$("$cc" -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0
+	export LD_PRELOAD="$TT_ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0
 fi
 # How many lines of file $1 match the fixed string $2.
 count() { grep -cF -- "$2" "$1" || true; }
@@ -247,7 +247,8 @@ children|no_follow)
 	echo "$case_: $files files, one summary, the patch report once"
 	;;
 sanitized)
-	"$cc" -O1 -fsanitize=address -o "$dir/asan" "$src/hello.c" 2>"$dir/cc.log" ||
+	# (in a sanitizer build, built as the build's libraries are: one runtime)
+	"$cc" -O1 ${TT_SANITIZE_FLAGS:--fsanitize=address} -o "$dir/asan" "$src/hello.c" 2>"$dir/cc.log" ||
 		{ echo "skipped: $cc cannot build with -fsanitize=address ($(head -1 "$dir/cc.log"))" >&2; exit 77; }
 	unset LD_PRELOAD
 	"$dir/asan" >"$dir/plain.out" 2>"$dir/plain.err" && plain=0 || plain=$?

@@ -18,7 +18,7 @@ unset TICKTRACE TICKTRACE_OUT TICKTRACE_MODE TICKTRACE_DETOUR
 # before its own library).
 unset ASAN_OPTIONS UBSAN_OPTIONS
 if [ "$sanitize" != none ]; then
-	export LD_PRELOAD="$("$build_cc" -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0
+	export LD_PRELOAD="$TT_ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0
 fi
 
 c_features="leaf threads altstack longjmp pthread_exit swapcontext"

@@ -35,7 +35,7 @@ export TMPDIR="$dir/tmp"
 unset TICKTRACE TICKTRACE_OUT TICKTRACE_MODE
 fail() { echo "FAIL: $*" >&2; exit 1; }
 if [ "$sanitize" != none ]; then
-	export LD_PRELOAD="$("$cc" -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0
+	export LD_PRELOAD="$TT_ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0
 fi
 # The recorded calls of the converted trace $1: "NAME COUNT" a line, sorted.
 calls() {

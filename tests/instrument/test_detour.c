@@ -609,9 +609,14 @@ static void everything_unwinds(void **state)
 static void everything_sanitized(void **state)
 {
 	(void)state;
-	if (!compiler("g++") || tt_sh("echo 'int main(){}' | g++ -x c++ -fsanitize=address,undefined - "
-				      "-o /dev/null 2>/dev/null") != 0) {
-		print_message("skipped: no sanitizer runtime for g++ here\n");
+	/* (in a sanitizer build, the program built as the build's libraries are: one runtime) */
+	const char *built = getenv("TT_SANITIZE_FLAGS");
+	bool in_sanitizer_build = built && *built;
+	const char *cxx = in_sanitizer_build ? getenv("TT_SANITIZE_CXX") : "g++";
+	const char *sanitize_flags = in_sanitizer_build ? built : "-fsanitize=address,undefined";
+	if (!cxx || !compiler(cxx) || tt_sh("echo 'int main(){}' | %s -x c++ %s - -o /dev/null 2>/dev/null",
+					   cxx, sanitize_flags) != 0) {
+		print_message("skipped: no sanitizer runtime for %s here\n", cxx ? cxx : "C++");
 		skip();
 	}
 	char dir[64];
@@ -619,7 +624,7 @@ static void everything_sanitized(void **state)
 	const char *kept = getenv("ASAN_OPTIONS"); /* (set in a sanitizer build: preload_sanitizer) */
 	char *options = kept ? strdup(kept) : NULL;
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
-	same_as_plain(dir, "g++", "unwind.cc", "-fsanitize=address,undefined", NULL, "-f '*'", "10\n");
+	same_as_plain(dir, cxx, "unwind.cc", sanitize_flags, NULL, "-f '*'", "10\n");
 	if (options)
 		setenv("ASAN_OPTIONS", options, 1);
 	else
@@ -666,16 +671,8 @@ static void by_address_saving(void **state)
  * and without leak checks (the compilers the test runs leak on purpose). 0 or -1. */
 static int preload_sanitizer(void)
 {
-	char command[1024], line[1024], runtime[1024] = "";
-	snprintf(command, sizeof(command), "ldd '%s/detour/libticktrace-detour.so'", lib_dir);
-	FILE *ldd = popen(command, "r");
-	if (!ldd)
-		return -1;
-	while (fgets(line, sizeof(line), ldd))
-		if (!runtime[0])
-			sscanf(line, " libasan.so%*s => %1023s", runtime);
-	pclose(ldd);
-	if (!runtime[0])
+	const char *runtime = getenv("TT_ASAN_RUNTIME"); /* (tests/meson.build) */
+	if (!runtime || !*runtime)
 		return -1;
 	const char *options = getenv("ASAN_OPTIONS");
 	char merged[2048];

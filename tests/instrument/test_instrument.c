@@ -37,12 +37,13 @@ static const char *compiler(const char *cc)
 	return cc;
 }
 
-/* Flags for every instrumented object: debug info, the tested level, the sanitizers. */
+/* Flags for every instrumented object: debug info, the tested level, the sanitizers
+ * as the library was built with them (TT_SANITIZE_FLAGS, tests/meson.build). */
 static void cflags(char *buf, size_t cap, const char *opt)
 {
-	snprintf(buf, cap, "-g %s -finstrument-functions -Wall -Werror -I'%s'%s%s", opt, include_dir,
-		 strcmp(sanitize, "none") ? " -fsanitize=" : "",
-		 strcmp(sanitize, "none") ? sanitize : "");
+	const char *sanitize_flags = getenv("TT_SANITIZE_FLAGS");
+	snprintf(buf, cap, "-g %s -finstrument-functions -Wall -Werror -I'%s' %s", opt, include_dir,
+		 sanitize_flags ? sanitize_flags : "");
 }
 
 /* The listing of the thread named `thread` (NULL: the process's main thread). */

@@ -14,10 +14,15 @@
  *
  * dup2_at_write: as dup2, with its own file also put, by a thread of its own, at the
  * trace's number each time ticktrace's drain thread (tt-drain) writes, seeks or
- * truncates it: after ticktrace's last check of the number and before its call, the
- * one system call's window a dup2 over every number hit by chance (1 run in 30 to
- * 60). The program's calls of write, writev, pwrite64, lseek64, fallocate64 and
- * ftruncate64 are its own, below: the runtime's calls reach them first.
+ * truncates it, and at the live file's (TICKTRACE_LIVE=1) each time any thread writes,
+ * grows or truncates that (tt-live's descriptions, the growth ahead of the writers):
+ * after ticktrace's last check of the number and before its call, the one system
+ * call's window a dup2 over every number hit by chance (1 run in 30 to 60; the live
+ * file's in a CI run at load 12). The program's calls of write, writev, pwrite64,
+ * lseek64, fallocate64 and ftruncate64 are its own, below: the runtime's calls reach
+ * them first. The live file's growth (fallocate64) takes 300 ms more: the workers,
+ * which fill 16 MiB in about 250 ms, overtake the thread that grows it ahead of them,
+ * and wait for it.
  *
  *   descriptors_prog profile DIR
  *
@@ -119,20 +124,26 @@ static void *tt_taker(void *unused)
 	return NULL;
 }
 
-/* Before tt-drain's call on `fd`, the trace's number in its table: the program's
- * file put there first, as a program's dup2 that came just after ticktrace's check. */
-static void tt_take_before(int fd)
+/* Before a call of ticktrace's on `fd`, the number in the calling thread's table of
+ * the trace tt-drain streams or of the live file: the program's file put there first,
+ * as a program's dup2 that came just after ticktrace's check. (Not the trace written
+ * at exit: a file of ticktrace's that the program could take all the same, but not
+ * this test's.) */
+static int tt_take_before(int fd)
 {
-	char name[16] = "", magic[8];
-	if (tt_taker_file < 0 || fd < 3 || prctl(PR_GET_NAME, name) < 0 || strcmp(name, "tt-drain") != 0)
-		return;
-	/* (a trace begins with its magic, 8 bytes) */
-	if (pread(fd, magic, sizeof magic, 0) != sizeof magic || memcmp(magic, TT_FILE_MAGIC, 8) != 0)
-		return;
+	char name[16] = "";
+	struct tt_file_header head;
+	if (tt_taker_file < 0 || fd < 3 || prctl(PR_GET_NAME, name) < 0)
+		return 0;
+	/* (a trace begins with its header; the live file's says so) */
+	if (pread(fd, &head, sizeof head, 0) != sizeof head || memcmp(head.magic, TT_FILE_MAGIC, 8) != 0 ||
+	    (strcmp(name, "tt-drain") != 0 && !(head.flags & TT_FILE_LIVE)))
+		return 0;
 	tt_taker_at = fd;
 	sem_post(&tt_taker_ask);
 	while (sem_wait(&tt_taker_done) < 0)
 		;
+	return head.flags & TT_FILE_LIVE;
 }
 
 ssize_t write(int fd, const void *buf, size_t size)
@@ -161,7 +172,8 @@ off64_t lseek64(int fd, off64_t at, int whence)
 
 int fallocate64(int fd, int mode, off64_t at, off64_t len)
 {
-	tt_take_before(fd);
+	if (tt_take_before(fd))
+		tt_pause_ms(300);
 	return (int)syscall(SYS_fallocate, fd, mode, at, len);
 }
 

@@ -9,10 +9,17 @@ TICKTRACE_LIVE=1, and under `ticktrace record`: the program succeeds, its files 
 byte-identical to a plain run's (TICKTRACE=0), and the trace is whole (each worker's
 events and drops add up to what it recorded) or stderr says it was lost.
 
-`descriptors_prog dup2_at_write`, in mode stream: a thread of the program's puts its
-own file at the trace's number each time tt-drain writes to it, after ticktrace's last
-check and before its call (the one system call's window that the dup2 case hit by
-chance, 1 run in 30 to 60): the program's files as in a plain run, the trace whole.
+`descriptors_prog dup2_at_write`, in mode stream, and with a live file (stop, ring,
+record): a thread of the program's puts its own file at the trace's number each time
+tt-drain writes to it, and at the live file's each time a thread writes, grows or
+truncates that, after ticktrace's last check and before its call (the one system call's
+window that the dup2 case hit by chance, 1 run in 30 to 60; with a live file, in a CI
+run at load 12): the program's files as in a plain run, the trace whole, nothing lost;
+the live file's growth made 300 ms slower there, the workers that overtake it wait for
+it: in mode stop, none of their events dropped; killed (SIGKILL) 250 and 600 ms into
+its writes (the program still running: the old live file's growth in its own-0 made
+its workers die of SIGBUS by 600 ms), its live file read by `ticktrace info`, its 4 workers there, and each of
+the program's files the start of a plain run's.
 
 `descriptors_prog profile`: the same (closefrom) with a self-profile (perf, every
 thread) started before and closed after: its files as the plain closefrom run's; at
@@ -46,6 +53,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 
 import spike_log as live_log
 from runs import SETTINGS
@@ -97,12 +105,12 @@ def own_files(workdir):
             for name in sorted(os.listdir(workdir)) if name.startswith("own-")}
 
 
-def worker_totals(trace):
-    """events + dropped of each thread named worker, as `ticktrace info` says them."""
+def worker_counts(trace):
+    """(events, dropped) of each thread named worker, as `ticktrace info` says them."""
     p = subprocess.run([TOOL, "info", trace], capture_output=True, text=True, timeout=120)
     if not check(p.returncode == 0, "%s: info exit %d: %s" % (trace, p.returncode, p.stderr)):
         return []
-    return [int(m.group(1)) + int(m.group(2))
+    return [(int(m.group(1)), int(m.group(2)))
             for m in re.finditer(r"^\s+\d+\s+worker\s+(\d+)\s+(\d+)",
                                  p.stdout.split("thread states")[0], re.M)]
 
@@ -123,10 +131,44 @@ def taken(tmp, how, plain, settings_list=SETTINGS, loss_allowed=True):
             continue
         if not check(len(traces) == 1, "%s: one trace, no loss said: %s %s" % (name, traces, p.stderr)):
             continue
-        totals = worker_totals(traces[0])
+        counts = worker_counts(traces[0])
+        totals = [events + dropped for events, dropped in counts]
         check(totals == [WORKER_EVENTS] * 4,
               "%s: each worker's events and drops add up to %d: %s" % (name, WORKER_EVENTS, totals))
+        if how == "dup2_at_write" and settings == {"TICKTRACE_MODE": "stop", "TICKTRACE_LIVE": "1"}:
+            check(all(dropped == 0 for _, dropped in counts), "%s: the workers waited for the live "
+                  "file to grow, dropping nothing: %s: %s" % (name, counts, p.stderr))
         print("%s: the program's files as in a plain run, the trace whole" % name)
+
+
+def killed(tmp, plain):
+    for delay in (0.25, 0.6):
+        workdir = tempfile.mkdtemp(dir=tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+        env.update(TICKTRACE_OUT=os.path.join(workdir, "run.ttr"), TICKTRACE_MODE="stop", TICKTRACE_LIVE="1")
+        p = subprocess.Popen([PROG, "dup2_at_write", workdir], env=env, cwd=workdir, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        first = os.path.join(workdir, "own-0")
+        until = time.monotonic() + 60
+        while p.poll() is None and time.monotonic() < until and not (os.path.exists(first) and
+                                                                      os.path.getsize(first)):
+            time.sleep(0.005)
+        time.sleep(delay)
+        running = p.poll() is None
+        p.kill()
+        out, err = p.communicate(timeout=60)
+        name = "dup2_at_write, stop, live, killed %d ms into its writes" % (delay * 1000)
+        got = own_files(workdir)
+        check(running and all(got[f] == plain[f][:len(got[f])] for f in got),
+              "%s: still running (%s), the program's files the start of a plain run's: %s: %s"
+              % (name, running, [(f, got[f][:80]) for f in got if got[f] != plain[f][:len(got[f])]][:1], err))
+        info = subprocess.run([TOOL, "info", os.path.join(workdir, "run.ttr.live")], capture_output=True,
+                              text=True, timeout=120)
+        workers = re.findall(r"^\s+\d+\s+worker\s+\d+\s+\d+", info.stdout.split("thread states")[0], re.M)
+        check(info.returncode == 0 and len(workers) == 4,
+              "%s: the live file read, its 4 workers there: exit %d: %s%s"
+              % (name, info.returncode, info.stdout[:2000], info.stderr))
+        print("%s: the live file read, the program's files its own" % name)
 
 
 def profile(tmp, plain):
@@ -350,8 +392,10 @@ def main():
         workdir = tempfile.mkdtemp(dir=tmp)
         p = run(["dup2_at_write", workdir], workdir, {"TICKTRACE": "0"})
         if check(p.returncode == 0, "dup2_at_write, plain: exit %d: %s" % (p.returncode, p.stderr)):
-            taken(tmp, "dup2_at_write", own_files(workdir), [s for s in SETTINGS if s[0] == "stream"],
+            taken(tmp, "dup2_at_write", own_files(workdir),
+                  [s for s in SETTINGS if s[0] in ("stream", "stop, live", "ring, live", "record")],
                   loss_allowed=False)
+            killed(tmp, own_files(workdir))
         limit(tmp)
         full(tmp)
         few(tmp)
