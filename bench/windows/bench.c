@@ -85,8 +85,20 @@ static HANDLE tt_bench_start(LPTHREAD_START_ROUTINE fn, void *arg)
 	return t;
 }
 
+/* Each figure of a repeat begins with the recorder at rest (and RDTSC's and the floor's
+ * after the same pause, which a loaded machine's scheduler favours alike): on Windows'
+ * 4 KiB pages a fresh page is dear under a hypervisor's shadow page tables (13 to 22 us
+ * of CPU a fault on this KVM/PVM VM, where Linux's huge pages cost 0.3 us a 4 KiB), so
+ * tt-prefault fills its window at 190 to 310 MB/s, a fifth of what a thread recording
+ * flat out takes (1.2 GB/s), and back to back each figure's thread faulted in itself
+ * what the figures before it had taken from the window (the warm thread 450 to 1,600 of
+ * its 4,300 pages, 1.7 to 1.9 x RDTSC in its CPU time; after a pause 0 to 4, 1.0 to
+ * 1.1 x). Linux's tt-prefault keeps up without one. */
+#define TT_BENCH_SETTLE_MS 200
+
 static double tt_bench_on_thread(enum tt_bench_kind kind)
 {
+	Sleep(TT_BENCH_SETTLE_MS);
 	struct tt_bench_job job = {kind, NULL, 0};
 	HANDLE t = tt_bench_start(tt_bench_thread, &job);
 	WaitForSingleObject(t, INFINITE);
@@ -97,6 +109,7 @@ static double tt_bench_on_thread(enum tt_bench_kind kind)
 /* Two threads recording at once: per event per thread, the mean of the two. */
 static double tt_bench_two_threads(void)
 {
+	Sleep(TT_BENCH_SETTLE_MS);
 	volatile LONG start = 2;
 	struct tt_bench_job jobs[2] = {{TT_BENCH_WARM, &start, 0}, {TT_BENCH_WARM, &start, 0}};
 	HANDLE threads[2] = {tt_bench_start(tt_bench_thread, &jobs[0]), tt_bench_start(tt_bench_thread, &jobs[1])};
@@ -240,7 +253,9 @@ int main(int argc, char **argv)
 					"process, whose fork under Wine charges this process's pages\n");
 			return 1;
 		}
+		Sleep(TT_BENCH_SETTLE_MS);
 		v[RDTSC][r] = tt_bench_rdtsc(2 * TT_BENCH_PAIRS);
+		Sleep(TT_BENCH_SETTLE_MS);
 		v[FLOOR][r] = tt_bench_floor();
 		v[WARM][r] = tt_bench_on_thread(TT_BENCH_WARM);
 		v[COLD][r] = tt_bench_on_thread(TT_BENCH_COLD);
