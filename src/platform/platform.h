@@ -802,7 +802,9 @@ int tt_os_module_list_add(const struct tt_os_module *module, void *list);
 int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t low, uint64_t high,
 				      uint64_t tsc));
 /* A number that changes as modules are loaded or unloaded (Linux: the loader's count
- * of both; Windows: the loaded modules' handles, hashed). */
+ * of both; Windows: the loaded modules' handles, hashed, with the loads and unloads
+ * the loader told since tt_os_on_unload: one unloaded and loaded again at its address
+ * leaves the handles as they were). */
 uint64_t tt_os_modules_changes(void);
 /* Whether `at` lies in a module loaded now: 1 or 0; where 1, *symbol the name of the
  * module's exported symbol that begins exactly at `at` (Linux: dladdr's, among the

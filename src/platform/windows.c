@@ -2055,10 +2055,13 @@ struct tt_os_dll_notified {
 #define TT_OS_DLL_UNLOADED 2 /* LDR_DLL_NOTIFICATION_REASON_UNLOADED */
 
 static void (*tt_os_unloaded)(struct tt_os_module_list *ranges, uint64_t low, uint64_t high, uint64_t tsc);
+/* The loads and unloads the loader told (tt_os_modules_changes). */
+static uint64_t tt_os_dll_events;
 
 static VOID CALLBACK tt_os_dll_notification(ULONG reason, const struct tt_os_dll_notified *dll, PVOID unused)
 {
 	(void)unused;
+	__atomic_add_fetch(&tt_os_dll_events, 1, __ATOMIC_RELEASE);
 	if (reason != TT_OS_DLL_UNLOADED)
 		return;
 	uint64_t tsc = __rdtsc();
@@ -2098,7 +2101,8 @@ uint64_t tt_os_modules_changes(void)
 	uint64_t hash = UINT64_C(14695981039346656037); /* (FNV-1a over the handles) */
 	for (size_t m = 0; m < n; m++)
 		hash = (hash ^ (uint64_t)(uintptr_t)modules[m]) * UINT64_C(1099511628211);
-	return hash;
+	/* (a library unloaded and loaded again where it was leaves the handles as they were) */
+	return (hash ^ __atomic_load_n(&tt_os_dll_events, __ATOMIC_ACQUIRE)) * UINT64_C(1099511628211);
 }
 
 int tt_os_address_loaded(const void *at, const char **symbol)

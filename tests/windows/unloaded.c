@@ -56,6 +56,8 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 1;
 	int kill = argc > 2 && strcmp(argv[2], "kill") == 0, keep = argc > 3 && strcmp(argv[3], "keep") == 0;
+	const char *mode = getenv("TICKTRACE_MODE");
+	int stream = mode && strcmp(mode, "stream") == 0;
 	wchar_t path[MAX_PATH];
 	DWORD n = GetModuleFileNameW(NULL, path, MAX_PATH);
 	while (n && path[n - 1] != L'\\')
@@ -72,6 +74,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "unloaded: tt_plug_work(10) is not 315\n");
 			return 1;
 		}
+		/* Mode stream: the file written while this load is in (MODULES with it), so that
+		 * the next load, most likely where this one was, must be told again (the loaded
+		 * modules' handles were the same then, and it was not: 1 run in 6). */
+		if (stream && tt_dump(NULL) != 0)
+			return 1;
 		if (keep && r == rounds - 1)
 			break;
 		if (!FreeLibrary(plug) || GetModuleHandleW(L"plug.dll")) {
