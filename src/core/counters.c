@@ -45,10 +45,12 @@
  * opens is seen in time for its first reading). */
 #define TT__COUNTERS_END_SHARE 4
 #define TT__COUNTERS_END_MAX_NS 6000000
-/* readings a thread's store holds at first: a page's (most threads need no more; a
- * page is one fault, not three) */
-#define TT__COUNTERS_FIRST_PAGE 4096
-#define TT__COUNTERS_FIRST (TT__COUNTERS_FIRST_PAGE / sizeof(struct tt_schedstat_sample))
+/* readings a thread's store holds at first: 10, eight threads' to a page (most threads
+ * need a few: a first store of a page each was a fresh page each, whose fault, 13 to
+ * 22 us on this VM, was a fifth of tt-sched's CPU time in the benchmark's 64 threads);
+ * then a page's, then twice as many each time */
+#define TT__COUNTERS_FIRST 10
+#define TT__COUNTERS_PAGE (4096 / sizeof(struct tt_schedstat_sample))
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
 /* tt-sched's CPU time for the counters' readings, past which it watches no new scope:
@@ -401,13 +403,13 @@ int tt__counters_steal; /* format.h: TT_SCHEDSTAT_STEAL */
 static struct tt_os_counters tt__counters_to_close[TT__COUNTERS_TO_CLOSE];
 static unsigned tt__counters_closing;
 
-/* A thread's first store (TT__COUNTERS_FIRST readings) comes from slabs of 16 and goes
+/* A thread's first store (TT__COUNTERS_FIRST readings) comes from slabs of 128 and goes
  * back to a list as the thread goes, not mmap'd and munmap'd a thread (in the
  * benchmark's 64 threads, some 6 us each: a tenth of tt-sched's time); larger ones are
  * the platform's pages. Lock held. */
 #define TT__COUNTERS_FIRST_BYTES (TT__COUNTERS_FIRST * sizeof(struct tt_schedstat_sample))
-/* (a page each: the slab aligns each to 64 bytes) */
-static struct tt__slab tt__counters_first_slab = {.slab_size = 16 * TT__COUNTERS_FIRST_PAGE};
+/* (512 bytes each: the slab aligns each to 64 bytes) */
+static struct tt__slab tt__counters_first_slab = {.slab_size = 16 * 4096};
 static void *tt__counters_first_free; /* each one's first word: the next's address */
 
 static struct tt_schedstat_sample *tt__counters_alloc(size_t cap)
@@ -445,6 +447,7 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 			c->base += half;
 		} else {
 			size_t cap = !c->cap ? TT__COUNTERS_FIRST
+				   : c->cap < TT__COUNTERS_PAGE ? TT__COUNTERS_PAGE
 				   : 2u * c->cap < TT__COUNTERS_MAX ? 2u * c->cap : TT__COUNTERS_MAX;
 			struct tt_schedstat_sample *grown = tt__counters_alloc(cap);
 			if (!grown)
