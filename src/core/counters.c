@@ -76,7 +76,7 @@ static int64_t tt__counters_cost_ns, tt__counters_repaid_ns;
 /* what spikes their threads slept through paid back, and earned: TT__COUNTERS_SLEPT_PCT
  * of each one's length (core.h) */
 static int64_t tt__counters_slept_repaid_ns, tt__counters_slept_earned_ns;
-static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
+static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look began (past its records) */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
 /* Past its budget, its looks are for the scopes it leaves unread: each thread it first
  * finds one of is marked (TT_SCHEDSTAT_BUDGET: each of its spikes without a split then
@@ -989,8 +989,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_first_cpu_ns = tt_os_process_cpu_ns();
 		tt__counters_first_ns = tt_os_monotonic_ns();
 	}
+	/* (the last look's CPU time with the wake-up for this one: its own clock once a look,
+	 * not at its end too, where it was one of tt-sched's three system calls a look) */
 	if (tt__counters_looked_ns)
 		tt__counters_charge(own_ns - tt__counters_looked_ns);
+	tt__counters_looked_ns = own_ns;
 	struct tt_anchor now;
 	tt_os_anchor(&now);
 	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
@@ -1040,7 +1043,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	if (followed >= TT__SCOPES_CLOCKED) {
 		int64_t followed_ns = tt_os_thread_cpu_ns();
 		tt__scopes_spent_ns += followed_ns - own_ns;
-		own_ns = followed_ns;
+		own_ns = tt__counters_looked_ns = followed_ns;
 	}
 	for (uint32_t i = 0; i < tt__counters_listed; i++) {
 		struct tt__slot *slot = tt__counters_list[i];
@@ -1223,8 +1226,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		}
 	}
 	tt__sched_unlock_held_signals();
-	tt__counters_looked_ns = tt_os_thread_cpu_ns();
-	tt__counters_charge(tt__counters_looked_ns - own_ns);
 	/* The next look: soon enough to see a watched scope end (its reading after:
 	 * TT__COUNTERS_END_SHARE), and each first reading due when it is due. A scope that
 	 * opens after this look is seen at the next one before it is TT__COUNTERS_AFTER_NS
