@@ -572,8 +572,9 @@ static int tt__counters_read_for(const struct tt__slot *slot)
 	return tt__counters_on && s->wanted && !s->counters.gone;
 }
 
-/* Lock held: its counters read now, by the calling thread, watched or not. */
-static void tt__counters_read_here(struct tt__slot *slot)
+/* Lock held: its counters read now, by the calling thread (`own`: the slot's own),
+ * watched or not. */
+static void tt__counters_read_here(struct tt__slot *slot, int own)
 {
 	struct tt__counters *c = &slot->sched.counters;
 	/* (descriptors of the calling thread's table, for a moment; at its exit, the thread
@@ -584,7 +585,7 @@ static void tt__counters_read_here(struct tt__slot *slot)
 		__atomic_add_fetch(&tt__counters_few, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (slot->tid == tt_os_thread_id()) {
+	if (own) {
 		read = tt_os_counters_read_own(slot->tid, &reading);
 		c->own_last_ns = read == 0 ? reading.ns : c->own_last_ns;
 	} else {
@@ -594,18 +595,23 @@ static void tt__counters_read_here(struct tt__slot *slot)
 		tt__counters_keep(c, &reading);
 }
 
-void tt__counters_read_now(struct tt__slot *slot)
+/* Lock held: whether a thread is read at a dump or its exit whatever its records say:
+ * inside a watched scope, or its buffer used up (tt-sched, which follows its records,
+ * saw none past the last kept, and without this reading no reading bounds its scopes'
+ * ends, among the dropped events: its stolen time, outside recheck r39 F1, a whole
+ * run's, unknown). */
+static int tt__counters_read_anyway(struct tt__slot *slot)
 {
-	struct tt__counters *c = &slot->sched.counters;
-	/* A thread whose buffer is used up is read too: tt-sched, which follows its
-	 * records, saw none past the last kept, and without this reading no reading
-	 * bounds its scopes' ends, among the dropped events (its stolen time, outside
-	 * recheck r39 F1: a whole run's, unknown) */
+	const struct tt__counters *c = &slot->sched.counters;
 	int exhausted = (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&
 			tt__counters_read_for(slot);
-	if ((!c->watched && !exhausted) || c->gone)
-		return;
-	tt__counters_read_here(slot);
+	return (c->watched || exhausted) && !c->gone;
+}
+
+void tt__counters_read_now(struct tt__slot *slot)
+{
+	if (tt__counters_read_anyway(slot))
+		tt__counters_read_here(slot, slot->tid == tt_os_thread_id());
 }
 
 /* Whether the records in [begin, end) hold a stretch of `ticks` or more after TSC
@@ -634,7 +640,8 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	struct tt__counters *c = &slot->sched.counters;
 	tt__counters_early(c);
 	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on || !slot->current) {
-		tt__counters_read_now(slot);
+		if (tt__counters_read_anyway(slot))
+			tt__counters_read_here(slot, 1); /* (the exiting thread: no gettid) */
 		return;
 	}
 	/* Where they are its source, once more where its records since its last reading
@@ -659,7 +666,7 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	tt__chunk_extent(slot, slot->current, &begin, &end);
 	if (tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9),
 			    slot->first != slot->current))
-		tt__counters_read_here(slot);
+		tt__counters_read_here(slot, 1);
 }
 
 /* Lock held: the slots registered since the last look, listed. */
@@ -1335,7 +1342,8 @@ void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__co
 	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	if (read && tt__counters_read_for(slot))
-		tt__counters_read_here(slot);
+		tt__counters_read_here(slot, slot->tid == tt_os_thread_id());
 	tt__counters_sections(slot, at, fn, ctx);
 	tt__sched_unlock(&old);
 }
+
