@@ -572,8 +572,12 @@ static int tt__counters_read_for(const struct tt__slot *slot)
 	return tt__counters_on && s->wanted && !s->counters.gone;
 }
 
-/* Lock held: its counters read now, by the calling thread (`own`: the slot's own),
- * watched or not. */
+/* Lock held: its counters read now, by the calling thread (`own`: the slot's own;
+ * TT__COUNTERS_EXITING: as it exits, the lock let go while it reads, a reading kept only
+ * where none later came meanwhile: tt-sched may read it, alive still, in between), watched
+ * or not. A reading is some ten system calls, 20 to 40 us on a loaded VM, which tt-sched's
+ * looks and the other exiting threads waited for on the lock. */
+#define TT__COUNTERS_EXITING 2
 static void tt__counters_read_here(struct tt__slot *slot, int own)
 {
 	struct tt__counters *c = &slot->sched.counters;
@@ -585,14 +589,17 @@ static void tt__counters_read_here(struct tt__slot *slot, int own)
 		__atomic_add_fetch(&tt__counters_few, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (own) {
-		read = tt_os_counters_read_own(slot->tid, &reading);
-		c->own_last_ns = read == 0 ? reading.ns : c->own_last_ns;
-	} else {
-		read = tt_os_counters_read_other(slot->tid, &reading);
+	if (own == TT__COUNTERS_EXITING)
+		tt__sched_unlock_held_signals();
+	read = own ? tt_os_counters_read_own(slot->tid, &reading) : tt_os_counters_read_other(slot->tid, &reading);
+	if (own == TT__COUNTERS_EXITING) {
+		tt__sched_lock_held_signals();
+		read = read == 0 && c->n && c->at[c->n - 1].ns >= reading.ns ? -1 : read;
 	}
-	if (read == 0)
-		tt__counters_keep(c, &reading);
+	if (read != 0)
+		return;
+	c->own_last_ns = own ? reading.ns : c->own_last_ns;
+	tt__counters_keep(c, &reading);
 }
 
 /* Lock held: whether a thread is read at a dump or its exit whatever its records say:
@@ -640,8 +647,8 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	struct tt__counters *c = &slot->sched.counters;
 	tt__counters_early(c);
 	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on || !slot->current) {
-		if (tt__counters_read_anyway(slot))
-			tt__counters_read_here(slot, 1); /* (the exiting thread: no gettid) */
+		if (tt__counters_read_anyway(slot)) /* (the exiting thread's own: no gettid) */
+			tt__counters_read_here(slot, TT__COUNTERS_EXITING);
 		return;
 	}
 	/* Where they are its source, once more where its records since its last reading
@@ -666,7 +673,7 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	tt__chunk_extent(slot, slot->current, &begin, &end);
 	if (tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9),
 			    slot->first != slot->current))
-		tt__counters_read_here(slot, 1);
+		tt__counters_read_here(slot, TT__COUNTERS_EXITING);
 }
 
 /* Lock held: the slots registered since the last look, listed. */
