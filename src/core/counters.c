@@ -574,9 +574,10 @@ static int tt__counters_read_for(const struct tt__slot *slot)
 
 /* Lock held: its counters read now, by the calling thread (`own`: the slot's own;
  * TT__COUNTERS_EXITING: as it exits, the lock let go while it reads, a reading kept only
- * where none later came meanwhile: tt-sched may read it, alive still, in between), watched
- * or not. A reading is some ten system calls, 20 to 40 us on a loaded VM, which tt-sched's
- * looks and the other exiting threads waited for on the lock. */
+ * where none was stored meanwhile: tt-sched may read it, alive still, in between, and a
+ * stream's writer write that one out, after which a store would put an earlier reading
+ * after it), watched or not. A reading is some ten system calls, 20 to 40 us on a
+ * loaded VM, which tt-sched's looks and the other exiting threads waited for on the lock. */
 #define TT__COUNTERS_EXITING 2
 static void tt__counters_read_here(struct tt__slot *slot, int own)
 {
@@ -589,12 +590,13 @@ static void tt__counters_read_here(struct tt__slot *slot, int own)
 		__atomic_add_fetch(&tt__counters_few, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	uint64_t stored = c->base + c->n; /* (what the store took, written out or not) */
 	if (own == TT__COUNTERS_EXITING)
 		tt__sched_unlock_held_signals();
 	read = own ? tt_os_counters_read_own(slot->tid, &reading) : tt_os_counters_read_other(slot->tid, &reading);
 	if (own == TT__COUNTERS_EXITING) {
 		tt__sched_lock_held_signals();
-		read = read == 0 && c->n && c->at[c->n - 1].ns >= reading.ns ? -1 : read;
+		read = c->base + c->n != stored ? -1 : read;
 	}
 	if (read != 0)
 		return;
