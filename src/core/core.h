@@ -376,6 +376,9 @@ static inline struct tt__slot *tt__registry_head(void)
 {
 	return __atomic_load_n(&tt__registry_first, __ATOMIC_ACQUIRE);
 }
+/* Threads registered since the start (or the fork), those whose slots were retired since
+ * too (mode stream): whether the run recorded anything. */
+uint32_t tt__registry_count(void) TT__HIDDEN;
 /* A thread's exit's time, as its states say it (monotonic ns): 0 where it runs or its
  * states were not wanted, -1 while it is exiting and the time is not set yet (a reader
  * that closes its open scopes at its exit waits for it). */
