@@ -135,6 +135,9 @@ static size_t lose_switches(struct tt_sched_state *s, size_t n)
 
 /* Which of the readings the thread took itself (TT_SCHEDSTAT_OWN_FIRST, _LAST). */
 static uint32_t own;
+/* Up to when its switches are all known past the last (struct tt_an_states'
+ * complete_ns: a file's thread's exit, a live reader's drain; INT64_MIN: the last). */
+static int64_t complete_at = INT64_MIN;
 
 /* The spike [start, end) of a thread whose counters were read at `m` (n of them, in
  * time order; m NULL: none), with l's switches where `switches`, else none (its
@@ -150,7 +153,8 @@ static struct tt_an_spike spike_read(const struct life *l, int64_t start, int64_
 	static struct tt_sched_state states[256];
 	if (switches)
 		assert_int_equal(tt_an_thread_states(&th, states, lose_switches(states, switches_of(l, states)), 0), 0);
-	else
+	th.states.complete_ns = complete_at;
+	if (!switches)
 		th.no_states = REFUSED; /* (the counters' case) */
 	struct tt_schedstat_sample r[16];
 	for (int i = 0; i < n; i++)
@@ -792,6 +796,42 @@ static void test_switches_wakeups_moved(void **state)
 	assert_true(s.causes.wakeups_unbounded && s.split.blocked == 40 * MS);
 }
 
+/* Readings after a spike that come after the thread's last switch (outside test r48
+ * F3: 2 ms mutex waits, each "within" all of it where the kernel's figures had it
+ * right to 20 us; r48 F2: the live log's, "within" all of a 16 ms sleep where the
+ * file's said 60 us): a mutex wait of 2 ms, its wake-up 50 us waiting for a CPU, read
+ * inside it, then (a) by the thread itself at its exit, 1.9 ms after its last switch,
+ * its switches known until 100 us before (the drain at its exit); (b) by a live
+ * reader 1.5 ms into the thread's next sleep, its switches drained 0.5 ms before. The
+ * wait after the wake-up bounded by each: moved into preempted, within far less than
+ * the 2 ms blocked. */
+static void test_switches_read_after_known(void **state)
+{
+	(void)state;
+	int64_t start = 500 * US, end = 3200 * US; /* (the last switch in: 3.05 ms) */
+	struct {
+		struct life l;
+		int64_t at[2], complete;
+		uint32_t own;
+	} cases[] = {{{.n = 4, .what = {RUN, ASLEEP, WAIT, RUN}, .len = {MS, 2 * MS, 50 * US, 2 * MS}},
+		      {2 * MS, 4950 * US}, 4850 * US, TT_SCHEDSTAT_OWN_LAST},
+		     {{.n = 5, .what = {RUN, ASLEEP, WAIT, RUN, ASLEEP}, .len = {MS, 2 * MS, 50 * US, 2 * MS, 3 * MS}},
+		      {2 * MS, 6550 * US}, 6050 * US, 0}};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		complete_at = cases[k].complete;
+		own = cases[k].own;
+		struct tt_an_spike s;
+		switches_split_of(&cases[k].l, start, end, cases[k].at, 2, &s);
+		complete_at = INT64_MIN;
+		own = 0;
+		assert_switches_within(&cases[k].l, start, end, &s);
+		if (!s.causes.wakeups_known || s.causes.error_ns > 600 * US)
+			fail_msg("case %zu: blocked %lld ns within %lld (wake-up waits %s), the wake-up's wait 50 us",
+				 k, (long long)s.split.blocked, (long long)s.causes.error_ns,
+				 s.causes.wakeups_known ? "moved" : "unbounded");
+	}
+}
+
 /* A bound wider than half the time blocked moves nothing it does not hold for certain
  * (outside recheck r39 F2: a shell waiting 4.8 s for its child was shown 2.4 s
  * preempted, the kernel's wait 11 ms: the middle of [0, hi]). A spike of a thread
@@ -911,7 +951,10 @@ static void test_switches_wakeups_random(void **state)
 		if (!random_spike(&l, &start, &end, &total, n, when))
 			continue;
 		struct tt_an_spike s;
+		/* (known up to a moment past the last switch, at times: readings after it) */
+		complete_at = uniform(0, 1) ? uniform(0, total) : INT64_MIN;
 		switches_split_of(&l, start, end, when, n, &s);
+		complete_at = INT64_MIN;
 		assert_switches_within(&l, start, end, &s);
 		if (llabs(s.causes.moved_ns) > end - start)
 			fail_msg("round %d: the kernel's move said %lld ns in a %lld ns spike", round,
@@ -1436,6 +1479,7 @@ int main(void)
 		cmocka_unit_test(test_reading_across_end),
 		cmocka_unit_test(test_switches_wakeups_moved),
 		cmocka_unit_test(test_switches_wakeups_loose),
+		cmocka_unit_test(test_switches_read_after_known),
 		cmocka_unit_test(test_switches_wakeups_random),
 		cmocka_unit_test(test_switches_moved_woken),
 		cmocka_unit_test(test_switches_migrated),
