@@ -1130,6 +1130,35 @@ static void test_switches_in_late_unread(void **state)
 	in_late_within(&l, start, end, none, 0, 1310 * US, false, &err);
 }
 
+/* A first scope, no reading before it and the first after it 8.4 ms past its end, the
+ * thread asleep then, 20 ms of waits for a CPU before the scope (outside test r48 F3: main's first scope, 13.9 ms, 12.36 ms of it
+ * preempted as the kernel's wait had it to 1.4 us, said "within 11.99 ms": its wait
+ * may exceed preempted by 9.99 ms, all the reading had counted since the scope began,
+ * and its CPU time run ahead at the one switch in by 2 ms, summed). The kernel's wait
+ * over it is no more than the spike, and what the CPU time ahead adds to on CPU it
+ * takes from the wait, the other way: within 2 ms. The same with that switch in
+ * recorded 1.31 ms after the pick, and with the preemption's switch out 1 ms after the
+ * kernel stopped its CPU time: within the error said. */
+static void test_switches_first_scope_read_late(void **state)
+{
+	(void)state;
+	struct life l = {.n = 7,
+			 .what = {RUN, WAIT, RUN, WAIT, RUN, ASLEEP, RUN},
+			 .len = {MS, 20 * MS, 2 * MS, 12360 * US, 2 * MS, 8 * MS, MS}};
+	int64_t start = 22450 * US, end = 35360 * US + 1400 * US;
+	int64_t at[] = {end + 8400 * US}, err;
+	struct tt_an_spike s;
+	switches_split_of(&l, start, end, at, 1, &s);
+	assert_switches_within(&l, start, end, &s);
+	if (s.causes.error_ns > 2 * MS)
+		fail_msg("preempted %lld ns (the kernel's wait 12.36 ms) said within %lld of a %lld ns spike",
+			 (long long)s.split.preempted, (long long)s.causes.error_ns, (long long)(end - start));
+	in_late_within(&l, start, end, at, 1, 1310 * US, true, &err);
+	switch_late = MS;
+	in_late_within(&l, start, end, at, 1, 0, true, &err);
+	switch_late = 0;
+}
+
 /* A thread spinning beside another on its CPU, read as each long wait for it ends (by
  * tt-sched, just before the thread's switch in is recorded, and once in the middle of a
  * run): whether a reading holds a wait that ended within its span is not known, but
@@ -1487,6 +1516,7 @@ int main(void)
 		cmocka_unit_test(test_switches_in_late),
 		cmocka_unit_test(test_switches_in_late_woken),
 		cmocka_unit_test(test_switches_in_late_unread),
+		cmocka_unit_test(test_switches_first_scope_read_late),
 		cmocka_unit_test(test_switches_read_as_waits_end),
 		cmocka_unit_test(test_switches_stolen_unknown_said),
 		cmocka_unit_test(test_switches_stolen_unknown_bounded),
