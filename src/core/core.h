@@ -540,8 +540,9 @@ struct tt__sched_cursor {
 	uint32_t count; /* its states read */
 };
 /* Lock not held: drains the slot's switches, then gives fn the states after *at, as
- * tt__sched_sections would, and moves *at past them. */
-void tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__sched_section_fn fn,
+ * tt__sched_sections would, and moves *at past them; up to when (monotonic ns) the
+ * states given so far hold every switch of the thread (INT64_MIN: their last). */
+int64_t tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__sched_section_fn fn,
 			void *ctx) TT__HIDDEN;
 /* Lock held: the store's blocks back to the free list (written, or a fork's child). */
 void tt__sched_release(struct tt__sched *s) TT__HIDDEN;
