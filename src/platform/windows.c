@@ -532,8 +532,17 @@ int tt_os_usage(int thread, struct tt_os_usage *usage)
 
 _Static_assert(sizeof(SRWLOCK) == sizeof(struct tt_os_lock), "an SRW lock is a pointer");
 
+/* At the process's end (ExitProcess, _exit, abort()'s _exit: every other thread ended
+ * wherever it was, then the exiting thread's fiber storage callback and the DLLs'
+ * detach run: the thread's exit and the run's end), a lock found held is a thread's
+ * that ExitProcess ended, never to let it go: taken over, as Windows takes over a
+ * critical section then (RtlDllShutdownInProgress), not waited for for ever. (abort()'s
+ * _exit ended tt-sched inside its tick, the sched lock held, and the exiting thread's
+ * exit waited for it: 1 run in 8 hung, its trace written.) */
 void tt_os_lock(struct tt_os_lock *lock)
 {
+	if (TryAcquireSRWLockExclusive((PSRWLOCK)lock) || (tt_os_shutting_down && tt_os_shutting_down()))
+		return;
 	AcquireSRWLockExclusive((PSRWLOCK)lock);
 }
 
