@@ -1652,17 +1652,23 @@ static LONG WINAPI tt_os_overflow_first(EXCEPTION_POINTERS *e)
 }
 
 /* abort() and a failed assert: the C runtime raises SIGABRT (the handler reset to the
- * default as it runs), then ends the process with exit code 3, no exception raised.
- * Said as Linux's SIGABRT, the file's number (format.h), then the program's own
- * handler, if it had one. (A C runtime other than the one this module links, ucrt
- * beside msvcrt, keeps its own handlers: its abort is not seen.) */
+ * default as it runs), then ends the process with exit code 3 (_exit: ExitProcess, no
+ * atexit), no exception raised. Said as Linux's SIGABRT, the file's number (format.h),
+ * the run then ended as the C library's exit ends it (ticktrace's threads ended and
+ * waited for: ExitProcess would end them wherever they are, tt-sched inside its tick,
+ * the sched lock held, and Wine's own calls midway), then the program's own handler,
+ * if it had one. (A C runtime other than the one this module links, ucrt beside
+ * msvcrt, keeps its own handlers: its abort is not seen.) */
 #define TT_OS_FILE_SIGABRT 6
 static void (*tt_os_abort_next)(int);
 
 static void tt_os_aborted(int sig)
 {
-	if (InterlockedExchange(&tt_os_crash_once, 1) == 0)
+	if (InterlockedExchange(&tt_os_crash_once, 1) == 0) {
 		tt_os_crashed(TT_OS_FILE_SIGABRT);
+		if (tt_os_end)
+			tt_os_ending();
+	}
 	if (tt_os_abort_next != SIG_DFL && tt_os_abort_next != SIG_IGN && tt_os_abort_next != SIG_ERR)
 		tt_os_abort_next(sig);
 }
