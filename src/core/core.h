@@ -661,8 +661,9 @@ void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__co
  * calling thread: at a dump, or its exit), so that a reader has the reading after its
  * spike. */
 void tt__counters_read_now(struct tt__slot *slot) TT__HIDDEN;
-/* Lock held, at a thread's exit: as tt__counters_read_now, and where its counters are
- * its source, a reading where it recorded since its last. */
+/* Lock held (let go while the thread reads its own counters, signals blocked), at a
+ * thread's exit: as tt__counters_read_now, and where its counters are its source, a
+ * reading where it recorded since its last. */
 void tt__counters_read_at_exit(struct tt__slot *slot) TT__HIDDEN;
 /* Lock held: the flags of the slot's readings (format.h: enum tt_schedstat_flags), as
  * its SCHEDSTAT sections and the runtime's analyses take them. */
