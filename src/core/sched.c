@@ -36,6 +36,9 @@
 /* A thread's store holds 1024 blocks at most (about 260,000 states, 4 MiB): mode stop keeps
  * the first, ring the latest, stream writes them as they fill. */
 #define TT__SCHED_BLOCKS_MAX 1024
+/* A switch is in its thread's ring this long after its time at most (written in the
+ * context switch, interrupts off), as a reader that drains the ring takes it */
+#define TT__SCHED_WRITTEN_NS 20000
 
 /* What states cost (tt__sched_weigh): the kernel's CPU per switch record, a thread's
  * switch out or in (the benchmark's sched_kernel_floor_pct: about 2 us more CPU for a
@@ -274,6 +277,10 @@ void tt__sched_say_refused(void)
 static void tt__sched_early_gone(void *unused)
 {
 	(void)unused;
+	/* (taken by its first event, as nearly always: nothing a handler could take either,
+	 * and no signal mask set and put back, two system calls each thread's exit) */
+	if (!__atomic_load_n(&tt__sched_mine.held, __ATOMIC_RELAXED))
+		return;
 	struct tt_os_signals old;
 	tt_os_signals_block(&old); /* (a handler's first event would take them) */
 	if (tt__sched_mine.held) {
@@ -640,7 +647,10 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 		return;
 	struct tt_os_signals old;
 	tt_os_signals_block(&old);
-	tt__sched_settle(slot);
+	/* (no switches, nor any to come where none is asked for: nothing to settle, and the
+	 * lock taken once, not twice, where tt-sched holds it through its looks) */
+	if (!__atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE) || slot->sched.sw.map)
+		tt__sched_settle(slot);
 	tt__lock(&tt__sched);
 	/* Its exit: a moment it ran with every switch before it read, so read before the
 	 * last drain (a preemption after the drain, in the unmapping, is never read: a
@@ -727,11 +737,21 @@ void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ct
 	tt__sched_walk(slot, NULL, 0, fn, ctx, NULL);
 }
 
-void tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__sched_section_fn fn,
-			void *ctx)
+int64_t tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__sched_section_fn fn,
+			   void *ctx)
 {
 	struct tt_os_signals old;
 	tt__sched_lock(&old);
+#ifdef _WIN32
+	int64_t known = INT64_MIN; /* (the session gives them up to 2 s late) */
+#else
+	/* (read before the drain, the kernel writing each switch as it makes it, less the
+	 * moments one made on another CPU takes to be there; a thread that exited, as its
+	 * exit was read: tt__sched_thread_exited) */
+	int64_t known = slot->sched.sw.map	? tt_os_monotonic_ns() - TT__SCHED_WRITTEN_NS
+			: slot->sched.exited_ns ? slot->sched.exited_ns
+						: INT64_MIN;
+#endif
 	tt__sched_drain_slot(slot);
 	const struct tt__sched_block *b = slot->sched.first;
 	while (b && (b != at->block || b->seq != at->seq))
@@ -740,6 +760,7 @@ void tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__
 	 * what went. */
 	tt__sched_walk(slot, b, b ? at->count : 0, fn, ctx, at);
 	tt__sched_unlock(&old);
+	return known;
 }
 
 void tt__sched_release(struct tt__sched *s)

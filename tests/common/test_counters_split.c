@@ -135,6 +135,9 @@ static size_t lose_switches(struct tt_sched_state *s, size_t n)
 
 /* Which of the readings the thread took itself (TT_SCHEDSTAT_OWN_FIRST, _LAST). */
 static uint32_t own;
+/* Up to when its switches are all known past the last (struct tt_an_states'
+ * complete_ns: a file's thread's exit, a live reader's drain; INT64_MIN: the last). */
+static int64_t complete_at = INT64_MIN;
 
 /* The spike [start, end) of a thread whose counters were read at `m` (n of them, in
  * time order; m NULL: none), with l's switches where `switches`, else none (its
@@ -150,7 +153,8 @@ static struct tt_an_spike spike_read(const struct life *l, int64_t start, int64_
 	static struct tt_sched_state states[256];
 	if (switches)
 		assert_int_equal(tt_an_thread_states(&th, states, lose_switches(states, switches_of(l, states)), 0), 0);
-	else
+	th.states.complete_ns = complete_at;
+	if (!switches)
 		th.no_states = REFUSED; /* (the counters' case) */
 	struct tt_schedstat_sample r[16];
 	for (int i = 0; i < n; i++)
@@ -792,6 +796,42 @@ static void test_switches_wakeups_moved(void **state)
 	assert_true(s.causes.wakeups_unbounded && s.split.blocked == 40 * MS);
 }
 
+/* Readings after a spike that come after the thread's last switch (outside test r48
+ * F3: 2 ms mutex waits, each "within" all of it where the kernel's figures had it
+ * right to 20 us; r48 F2: the live log's, "within" all of a 16 ms sleep where the
+ * file's said 60 us): a mutex wait of 2 ms, its wake-up 50 us waiting for a CPU, read
+ * inside it, then (a) by the thread itself at its exit, 1.9 ms after its last switch,
+ * its switches known until 100 us before (the drain at its exit); (b) by a live
+ * reader 1.5 ms into the thread's next sleep, its switches drained 0.5 ms before. The
+ * wait after the wake-up bounded by each: moved into preempted, within far less than
+ * the 2 ms blocked. */
+static void test_switches_read_after_known(void **state)
+{
+	(void)state;
+	int64_t start = 500 * US, end = 3200 * US; /* (the last switch in: 3.05 ms) */
+	struct {
+		struct life l;
+		int64_t at[2], complete;
+		uint32_t own;
+	} cases[] = {{{.n = 4, .what = {RUN, ASLEEP, WAIT, RUN}, .len = {MS, 2 * MS, 50 * US, 2 * MS}},
+		      {2 * MS, 4950 * US}, 4850 * US, TT_SCHEDSTAT_OWN_LAST},
+		     {{.n = 5, .what = {RUN, ASLEEP, WAIT, RUN, ASLEEP}, .len = {MS, 2 * MS, 50 * US, 2 * MS, 3 * MS}},
+		      {2 * MS, 6550 * US}, 6050 * US, 0}};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		complete_at = cases[k].complete;
+		own = cases[k].own;
+		struct tt_an_spike s;
+		switches_split_of(&cases[k].l, start, end, cases[k].at, 2, &s);
+		complete_at = INT64_MIN;
+		own = 0;
+		assert_switches_within(&cases[k].l, start, end, &s);
+		if (!s.causes.wakeups_known || s.causes.error_ns > 600 * US)
+			fail_msg("case %zu: blocked %lld ns within %lld (wake-up waits %s), the wake-up's wait 50 us",
+				 k, (long long)s.split.blocked, (long long)s.causes.error_ns,
+				 s.causes.wakeups_known ? "moved" : "unbounded");
+	}
+}
+
 /* A bound wider than half the time blocked moves nothing it does not hold for certain
  * (outside recheck r39 F2: a shell waiting 4.8 s for its child was shown 2.4 s
  * preempted, the kernel's wait 11 ms: the middle of [0, hi]). A spike of a thread
@@ -911,7 +951,10 @@ static void test_switches_wakeups_random(void **state)
 		if (!random_spike(&l, &start, &end, &total, n, when))
 			continue;
 		struct tt_an_spike s;
+		/* (known up to a moment past the last switch, at times: readings after it) */
+		complete_at = uniform(0, 1) ? uniform(0, total) : INT64_MIN;
 		switches_split_of(&l, start, end, when, n, &s);
+		complete_at = INT64_MIN;
 		assert_switches_within(&l, start, end, &s);
 		if (llabs(s.causes.moved_ns) > end - start)
 			fail_msg("round %d: the kernel's move said %lld ns in a %lld ns spike", round,
@@ -1085,6 +1128,35 @@ static void test_switches_in_late_unread(void **state)
 	int64_t start = 4 * MS, end = 12 * MS;
 	int64_t none[1] = {0}, err;
 	in_late_within(&l, start, end, none, 0, 1310 * US, false, &err);
+}
+
+/* A first scope, no reading before it and the first after it 8.4 ms past its end, the
+ * thread asleep then, 20 ms of waits for a CPU before the scope (outside test r48 F3: main's first scope, 13.9 ms, 12.36 ms of it
+ * preempted as the kernel's wait had it to 1.4 us, said "within 11.99 ms": its wait
+ * may exceed preempted by 9.99 ms, all the reading had counted since the scope began,
+ * and its CPU time run ahead at the one switch in by 2 ms, summed). The kernel's wait
+ * over it is no more than the spike, and what the CPU time ahead adds to on CPU it
+ * takes from the wait, the other way: within 2 ms. The same with that switch in
+ * recorded 1.31 ms after the pick, and with the preemption's switch out 1 ms after the
+ * kernel stopped its CPU time: within the error said. */
+static void test_switches_first_scope_read_late(void **state)
+{
+	(void)state;
+	struct life l = {.n = 7,
+			 .what = {RUN, WAIT, RUN, WAIT, RUN, ASLEEP, RUN},
+			 .len = {MS, 20 * MS, 2 * MS, 12360 * US, 2 * MS, 8 * MS, MS}};
+	int64_t start = 22450 * US, end = 35360 * US + 1400 * US;
+	int64_t at[] = {end + 8400 * US}, err;
+	struct tt_an_spike s;
+	switches_split_of(&l, start, end, at, 1, &s);
+	assert_switches_within(&l, start, end, &s);
+	if (s.causes.error_ns > 2 * MS)
+		fail_msg("preempted %lld ns (the kernel's wait 12.36 ms) said within %lld of a %lld ns spike",
+			 (long long)s.split.preempted, (long long)s.causes.error_ns, (long long)(end - start));
+	in_late_within(&l, start, end, at, 1, 1310 * US, true, &err);
+	switch_late = MS;
+	in_late_within(&l, start, end, at, 1, 0, true, &err);
+	switch_late = 0;
 }
 
 /* A thread spinning beside another on its CPU, read as each long wait for it ends (by
@@ -1436,6 +1508,7 @@ int main(void)
 		cmocka_unit_test(test_reading_across_end),
 		cmocka_unit_test(test_switches_wakeups_moved),
 		cmocka_unit_test(test_switches_wakeups_loose),
+		cmocka_unit_test(test_switches_read_after_known),
 		cmocka_unit_test(test_switches_wakeups_random),
 		cmocka_unit_test(test_switches_moved_woken),
 		cmocka_unit_test(test_switches_migrated),
@@ -1443,6 +1516,7 @@ int main(void)
 		cmocka_unit_test(test_switches_in_late),
 		cmocka_unit_test(test_switches_in_late_woken),
 		cmocka_unit_test(test_switches_in_late_unread),
+		cmocka_unit_test(test_switches_first_scope_read_late),
 		cmocka_unit_test(test_switches_read_as_waits_end),
 		cmocka_unit_test(test_switches_stolen_unknown_said),
 		cmocka_unit_test(test_switches_stolen_unknown_bounded),

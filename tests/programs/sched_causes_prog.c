@@ -86,6 +86,10 @@
  *              CPU time, read inside it: a line {"scope", "tid", "inside_run_ns"}
  *              after each (each preempted by the others; the CPU time inside is at
  *              most the scope's)
+ *   livewake   LIVEWAKE_THREADS threads one after another, each a scope "livewake" (12
+ *              ms asleep, the figures read and its line written inside it), then gone: the only
+ *              reading after each spike is its thread's own as it exits, after its
+ *              switches were read the last time
  *   readwait   main and READWAIT_SPINNERS spinners pinned to one CPU (the spinners in no
  *              scope): main's READWAIT_SCOPES scopes "readwait", each 4 ms of its CPU
  *              time with a 2 ms sleep between (outside recheck r43's one.c): a line
@@ -803,6 +807,24 @@ static void *last_scope_thread(void *unused)
 	return NULL;
 }
 
+#define LIVEWAKE_THREADS 6
+
+static void *livewake_thread(void *unused)
+{
+	(void)unused;
+	/* (the figures read inside it, its line said there: its thread ends with it. Their
+	 * wall time read inside the others, theirs as much longer as it may be shorter than
+	 * the scope: the test allows twice what it leaves out of it) */
+	struct kernel_figures before, after;
+	TT_BEGIN("livewake");
+	kernel_now(&before, 0);
+	sleep_ms(12);
+	kernel_now(&after, 1);
+	say("livewake", &before, &after);
+	TT_END();
+	return NULL;
+}
+
 static void last_scopes(void)
 {
 	pthread_t t;
@@ -1348,6 +1370,9 @@ int main(int argc, char **argv)
 	if (strcmp(what, "sleep") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("sleep3", sleep_ms(3));
+	} else if (strcmp(what, "livewake") == 0) {
+		for (int i = 0; i < LIVEWAKE_THREADS; i++)
+			run_threads(1, livewake_thread);
 	} else if (strcmp(what, "lock") == 0) {
 		TT_INSTANT("main starts");
 		pthread_t t;
@@ -1442,7 +1467,7 @@ int main(int argc, char **argv)
 		flatout(argv[2]);
 	} else {
 		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|readwait|work|dense|flood|heavy|hang|pingpong N M|short|crowd|burst|hundred|oneby|sparse|many|crowdfork|afterfree|"
-			"lastscope|seccomp|seccomp-kill|snapshots TABLE|"
+			"lastscope|livewake|seccomp|seccomp-kill|snapshots TABLE|"
 			"snapcap|flatout TABLE|fullbuf MS|fullwoken MS\n");
 		return 2;
 	}
