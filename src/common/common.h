@@ -331,8 +331,10 @@ int tt_parse_duration(const char *text, int64_t *ns);
 #define TT_TIME_SETTING_MAX_NS (INT64_C(3600) * 1000000000)
 bool tt_time_in_range(const char *var, const char *text, int64_t ns, FILE *err, const char *then);
 
-/* TICKTRACE: 0 (off: true), 1 or unset (on); anything else said to `err`, recording on. */
-bool tt_recording_off(const char *on, FILE *err);
+/* A setting of 0 (off: false) or 1 (on), VAR=TEXT (TICKTRACE, TICKTRACE_LIVE): `unset`
+ * where TEXT is NULL or "", and for anything else, which is said to `err` with `then`,
+ * what the run does instead. */
+bool tt_setting_on(const char *var, const char *text, bool unset, const char *then, FILE *err);
 
 /* TICKTRACE_MODE: its value's index in TT_MODES ("stop" for NULL or ""); another
  * value said to `err`, and stop used (ticktrace(7)). */

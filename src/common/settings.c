@@ -91,11 +91,13 @@ bool tt_time_in_range(const char *var, const char *text, int64_t ns, FILE *err, 
 	return false;
 }
 
-bool tt_recording_off(const char *on, FILE *err)
+bool tt_setting_on(const char *var, const char *text, bool unset, const char *then, FILE *err)
 {
-	if (on && *on && strcmp(on, "0") != 0 && strcmp(on, "1") != 0)
-		fprintf(err, "ticktrace: TICKTRACE=%s is not 0 (off) or 1 (on); recording on\n", on);
-	return on && strcmp(on, "0") == 0;
+	if (text && (strcmp(text, "0") == 0 || strcmp(text, "1") == 0))
+		return text[0] == '1';
+	if (text && *text)
+		fprintf(err, "ticktrace: %s=%s is not 0 (off) or 1 (on); %s\n", var, text, then);
+	return unset;
 }
 
 size_t tt_mode_index(const char *name, FILE *err)

@@ -283,6 +283,7 @@ struct tt__config {
 	uint64_t min_dur_ns;    /* TICKTRACE_MIN_DUR: shorter calls erased as they return */
 	uint64_t min_dur_ticks; /* the same in TSC ticks; 0: nothing erased */
 	int zero_markup;        /* the program links the patcher (pkg-config ticktrace-instrument) */
+	int live;               /* TICKTRACE_LIVE=1: modes stop and ring's buffers in a live file */
 };
 
 extern struct tt__config tt__config TT__HIDDEN;

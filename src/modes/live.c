@@ -81,8 +81,7 @@ const struct tt_os_file *tt__live_file(void)
  * thread's first pass through its buffer costs about twice as much per event. */
 static int tt__live_wanted(const char *path)
 {
-	const char *live = getenv(TT_ENV_LIVE);
-	return live && strcmp(live, "1") == 0 && tt_os_path_regular(path);
+	return tt__config.live && tt_os_path_regular(path);
 }
 
 /* Removes the live file by its name, only while the file there is this one's: never

@@ -10,7 +10,8 @@
 set -eu
 . "$(dirname "$0")/scratch_install.sh"
 scratch_install "$1" "${2:-none}"
-unset TICKTRACE TICKTRACE_SCHED TICKTRACE_BUFFER TICKTRACE_MODE TICKTRACE_MEMORY TICKTRACE_TURN_OFF
+unset TICKTRACE TICKTRACE_SCHED TICKTRACE_BUFFER TICKTRACE_MODE TICKTRACE_MEMORY TICKTRACE_TURN_OFF \
+	TICKTRACE_LIVE
 cat >zero.c <<'PROG'
 #include <stdio.h>
 __attribute__((noinline)) int tiny(int x)
@@ -63,10 +64,15 @@ run buffer TICKTRACE_BUFFER=lots
 said buffer '^ticktrace: TICKTRACE_BUFFER=lots is not a number of events from 1 to 2^36; using 1048576'
 run mode TICKTRACE_MODE=circle
 said mode '^ticktrace: TICKTRACE_MODE=circle is not stop, stream or ring; using stop'
+# TICKTRACE_LIVE=yes or 2 was taken as off without a word (outside test r49, F6)
+for bad in yes 2; do
+	run "live$bad" TICKTRACE_MODE=ring TICKTRACE_LIVE=$bad
+	said "live$bad" "^ticktrace: TICKTRACE_LIVE=$bad is not 0 (off) or 1 (on); no live file"
+done
 run memory TICKTRACE_MEMORY=lots
 said memory '^ticktrace: TICKTRACE_MEMORY=lots is not a size of 1M or more'
 # good values say nothing of themselves
-run good TICKTRACE=1 TICKTRACE_SCHED=1 TICKTRACE_MIN_DUR=2us TICKTRACE_TURN_OFF=0
+run good TICKTRACE=1 TICKTRACE_SCHED=1 TICKTRACE_MIN_DUR=2us TICKTRACE_TURN_OFF=0 TICKTRACE_LIVE=0
 ! grep -q 'is not' good.err || { cat good.err >&2; fail "good values are said to be bad"; }
 # ticktrace-instrument's flags at the link alone: its library calls are recorded, and
 # that its code has no patchable entries is said once.

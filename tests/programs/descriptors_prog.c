@@ -42,6 +42,12 @@
  * Naps 3 ms in a scope "before", closes every descriptor from 3 up (close_range, as
  * daemons do), naps 3 ms in a scope "after" and exits.
  *
+ *   descriptors_prog closes_dup2 DIR
+ *
+ * The same, but after close_range it opens DIR/data and dup2s it over every number
+ * above it below its limit (a daemon that takes every number), and after "after"
+ * waits (20 s at most) until the log (TICKTRACE_SPIKES) holds both.
+ *
  *   descriptors_prog full DIR
  *
  * Naps 3 ms in a scope "before", opens /dev/null until its limit refuses one more (a
@@ -350,7 +356,25 @@ static int tt_needs_all(const char *dir)
 	return 0;
 }
 
-static int tt_closes_all(void)
+/* The entries ("dur_ns") of the spike log at `path`, read through number `at`, freed
+ * for it and given back to the data file at number 3. */
+static int tt_entries(const char *path, int at)
+{
+	static char text[1 << 16];
+	close(at);
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? 0 : read(fd, text, sizeof text - 1);
+	if (fd >= 0)
+		close(fd);
+	dup2(3, at);
+	int entries = 0;
+	text[n > 0 ? n : 0] = 0;
+	for (const char *p = text; (p = strstr(p, "dur_ns")); p++)
+		entries++;
+	return entries;
+}
+
+static int tt_closes_all(const char *dup2_dir)
 {
 	{
 		TT_SCOPE("before");
@@ -360,10 +384,26 @@ static int tt_closes_all(void)
 		perror("close_range");
 		return 1;
 	}
+	if (dup2_dir) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/data", dup2_dir);
+		int data = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (data < 0) {
+			perror(path);
+			return 1;
+		}
+		for (long fd = data + 1; fd < tt_open_limit(); fd++) /* (data: 3) */
+			dup2(data, (int)fd);
+	}
 	{
 		TT_SCOPE("after");
 		tt_pause_ms(3);
 	}
+	/* (tt-spikes' look, 20 ms apart, before the exit's: until the log, read through
+	 * the last number freed a moment, holds both, for 20 s at most) */
+	const char *log = getenv("TICKTRACE_SPIKES");
+	for (int i = 0; dup2_dir && log && i < 1000 && tt_entries(log, (int)tt_open_limit() - 1) < 2; i++)
+		tt_pause_ms(20);
 	return 0;
 }
 
@@ -387,15 +427,15 @@ static int tt_holds_all(void)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|dup2_at_write|limit|full|closes DIR\n");
+		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|dup2_at_write|limit|full|closes|closes_dup2 DIR\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "limit") == 0)
 		return tt_needs_all(argv[2]);
 	if (strcmp(argv[1], "full") == 0)
 		return tt_holds_all();
-	if (strcmp(argv[1], "closes") == 0)
-		return tt_closes_all();
+	if (strcmp(argv[1], "closes") == 0 || strcmp(argv[1], "closes_dup2") == 0)
+		return tt_closes_all(strcmp(argv[1], "closes") == 0 ? NULL : argv[2]);
 	if (strcmp(argv[1], "profile") != 0)
 		return tt_daemon_like(argv[1], argv[2]);
 	struct tt_profile_config cfg = {.start = (const void *)tt_worker, .size = 4096,

@@ -42,7 +42,9 @@ under `record`; its snapshots too.
 its stderr a file: it holds as many as in a plain run below 32 (three quarters of its
 limit at 64), its trace is written, what ticktrace gave up said with the limit.
 `descriptors_prog closes`: the spike log (TICKTRACE_SPIKES, a file) of a program that
-closes its descriptors between two spikes holds both, whole, nothing said lost.
+closes its descriptors between two spikes holds both, whole, nothing said lost;
+`closes_dup2`, which also dup2s its own file over every number: the same in modes stop
+and ring.
 Usage: descriptors.py PROG TICKTRACE STDIO_PROG"""
 import glob
 import json
@@ -331,6 +333,23 @@ def spike_log(tmp):
           "spike log of a program that closes its descriptors: exit %d, %r: %s"
           % (p.returncode, text, p.stderr))
     print("spike log: both spikes whole across the program's close_range")
+    # A daemon that dup2s its own file over every number too (outside test r49, F2):
+    # the log, written from tt-spikes' table of its own, holds both in modes stop and
+    # ring (the program waits until it does: it held the first alone, which tt-spikes
+    # wrote before the program took the numbers, the second lost). The data file holds
+    # nothing of ticktrace's.
+    for mode in ("stop", "ring"):
+        workdir = tempfile.mkdtemp(dir=tmp)
+        log = os.path.join(workdir, "spikes.jsonl")
+        p = run(["closes_dup2", workdir], workdir, {"TICKTRACE_SPIKES": log, "TICKTRACE_MODE": mode,
+                                                    "TICKTRACE_SPIKE_THRESHOLD": "1ms"})
+        text = open(log).read() if os.path.exists(log) else ""
+        names = [s["name"] for s in live_log.spikes(map(json.loads, text.splitlines()))]
+        check(p.returncode == 0 and names == ["before", "after"] and "lost" not in p.stderr and
+              os.path.getsize(os.path.join(workdir, "data")) == 0,
+              "%s: spike log of a program that dup2s its file over every number: exit %d, %r: %s"
+              % (mode, p.returncode, text, p.stderr))
+        print("%s: spike log across the program's dup2 over every number: %s" % (mode, names))
     # Below a small limit none is made (a descriptor kept all run): said with the limit.
     workdir = tempfile.mkdtemp(dir=tmp)
     log = os.path.join(workdir, "spikes.jsonl")

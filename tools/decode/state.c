@@ -715,10 +715,14 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				"where they were, its states are not known, and its spikes there are split "
 				"from its counters where they were read, else say so (ticktrace spikes)",
 				tt_thread_label(t, who, sizeof(who)), t->states_lost);
-	if (t->cut_events)
+	if (t->cut_events == 1)
 		tt_decoder_warn(d, "%s: its last event, at offset %" PRIu64 ", has only part of its "
 				"records (the run ended, or the file was written, while it was recorded): left out",
 				tt_thread_label(t, who, sizeof(who)), t->cut_offset);
+	else if (t->cut_events)
+		tt_decoder_warn(d, "%s: %" PRIu64 " events, the first at offset %" PRIu64 ", have only "
+				"part of their records (the file was read while its run wrote them): left out",
+				tt_thread_label(t, who, sizeof(who)), t->cut_events, t->cut_offset);
 	if (st->gaps)
 		tt_decoder_warn(d, "%s: %" PRIu64 " runs of dropped events (%" PRIu64 " events) shown "
 				"as slices \"%s\"; %" PRIu64 " scopes that ended in them closed at their "

@@ -101,6 +101,11 @@ void tt_file_close(struct tt_file *f)
 		free(f->made_names);
 		f->made_names = next;
 	}
+	while (f->live_copies) {
+		struct tt_live_copy *next = f->live_copies->next;
+		free(f->live_copies);
+		f->live_copies = next;
+	}
 	tt_snapshot_free(f->snapshot);
 	free(f->sites);
 	free(f->func_hex);

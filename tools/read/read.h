@@ -191,6 +191,11 @@ struct tt_made_name {
 	char text[64];
 };
 
+struct tt_live_copy {
+	struct tt_live_copy *next;
+	struct tt_record records[];
+};
+
 struct tt_file {
 	const char *path;
 	const uint8_t *data;
@@ -228,6 +233,7 @@ struct tt_file {
 	 * not recorded (before a ring's oldest event, or in such a run). */
 	const struct tt_site *gap_site, *unbegun_site;
 	struct tt_made_name *made_names;
+	struct tt_live_copy *live_copies; /* a running live file's chunks, as read (recover.c) */
 	struct tt_snapshot *snapshot; /* NULL: the file is no snapshot */
 	/* Its MACHINE section, or all 0 without one; machine_known: it was whole (the
 	 * first version's, or none, says only a time namespace's offsets). */

@@ -66,10 +66,82 @@ static struct tt_thread *tt_live_thread(struct tt_file *f, uint32_t index, uint6
 	return &f->threads[f->nthreads - 1];
 }
 
+/* How many records after its first an event of this kind and payload takes. */
+static uint64_t tt_records_after(unsigned kind, uint64_t payload)
+{
+	if (TT_RECORD_HAS_VALUE(kind))
+		return 1;
+	return kind == TT_REC_DESCRIBE && payload <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(payload) : 0;
+}
+
+/* A chunk of a live file whose run still writes it, copied as it is now: the mapping
+ * shows the file as the run goes on, and the decoder, which reads the chunk later, saw
+ * a ring's chunk recycled since (zeroed, or another stretch of its thread's records)
+ * where a two-record event had been whole. Its records end before the first not yet
+ * written (or zeroed as it was recycled); a chunk recycled while it was copied (its
+ * head changed but for the successor a chunk being written gets) is left out: a ring's
+ * oldest records, overwritten. NULL: no memory. */
+static const struct tt_record *tt_live_copy_chunk(struct tt_file *f, uint64_t off,
+						  const struct tt_live_chunk *h, size_t *count)
+{
+	struct tt_live_copy *copy = malloc(sizeof(*copy) + *count * sizeof(struct tt_record));
+	if (!copy) {
+		TT_FAIL(f, off, "out of memory for a copy of a live chunk");
+		return NULL;
+	}
+	memcpy(copy->records, f->data + off + sizeof(*h), *count * sizeof(struct tt_record));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	struct tt_live_chunk now;
+	memcpy(&now, f->data + off, sizeof(now));
+	size_t n = 0;
+	if (now.size && now.thread_index == h->thread_index && (!h->next || now.next == h->next))
+		while (n < *count && copy->records[n].word != 0)
+			n++;
+	*count = n;
+	copy->next = f->live_copies;
+	f->live_copies = copy;
+	return copy->records;
+}
+
+/* Where a running live file's thread's chunk ends inside an event (the chunk read
+ * while its thread wrote that event, or recycled as it was read) and the next chunk
+ * does not go on with the rest of it: that event is left out and counted as dropped,
+ * as the last one a killed run cut (tt_file_trim_cut_event). */
+static void tt_live_trim_between(struct tt_file *f, struct tt_thread *t)
+{
+	for (size_t s = 0; s + 1 < t->nsections; s++) {
+		struct tt_events *ev = &t->sections[s];
+		const struct tt_record *r = ev->records, *next = t->sections[s + 1].records;
+		size_t i = ev->count, behind = 0;
+		while (i > 0 && behind <= TT_TEXT_RECORDS(TT_DESCRIBE_MAX) &&
+		       (TT_RECORD_KIND(r[i - 1].word) == TT_REC_VALUE ||
+			TT_RECORD_KIND(r[i - 1].word) == TT_REC_TEXT))
+			i--, behind++;
+		if (i == 0 || TT_RECORD_KIND(r[i - 1].word) == TT_REC_PAD)
+			continue;
+		uint64_t after = tt_records_after(TT_RECORD_KIND(r[i - 1].word), TT_RECORD_PAYLOAD(r[i - 1].word));
+		size_t more = 0; /* of the rest, at the next chunk's start */
+		while (more + behind < after && more < t->sections[s + 1].count &&
+		       (TT_RECORD_KIND(next[more].word) == TT_REC_VALUE ||
+			TT_RECORD_KIND(next[more].word) == TT_REC_TEXT))
+			more++;
+		if (more + behind >= after)
+			continue;
+		if (!t->cut_events++)
+			t->cut_offset = tt_record_offset(ev, i - 1);
+		t->dropped_total++;
+		f->dropped++;
+		t->records -= ev->count - (i - 1);
+		f->records -= ev->count - (i - 1);
+		ev->count = i - 1;
+	}
+}
+
 /* Gives each chunk to its thread, in the time order of their first records. */
 int tt_file_read_live_chunks(struct tt_file *f)
 {
 	size_t thread_cap = f->nthreads;
+	bool running = tt_file_writer_running(f);
 	for (uint64_t off = f->header.live_chunks_at; f->size - off >= TT_LIVE_CHUNK_SIZE;
 	     off += TT_LIVE_CHUNK_SIZE) {
 		struct tt_live_chunk h;
@@ -81,6 +153,8 @@ int tt_file_read_live_chunks(struct tt_file *f)
 				       "live chunk of %" PRIu32 " bytes", h.size);
 		const struct tt_record *r = (const struct tt_record *)(f->data + off + sizeof(h));
 		size_t count = (h.size - sizeof(h)) / sizeof(*r);
+		if (running && !(r = tt_live_copy_chunk(f, off, &h, &count)))
+			return -1;
 		/* Its thread was recording into it: the records end at the last written. */
 		while (h.size == TT_LIVE_CHUNK_SIZE && count > 0 && r[count - 1].word == 0)
 			count--;
@@ -98,6 +172,8 @@ int tt_file_read_live_chunks(struct tt_file *f)
 		/* a thread described but with no chunk left has no array at all */
 		if (t->nsections > 1)
 			qsort(t->sections, t->nsections, sizeof(*t->sections), tt_events_by_time);
+		if (running)
+			tt_live_trim_between(f, t);
 		t->events = t->records;
 		if (t->nsections && tt_first_time(&t->sections[0]) != UINT64_MAX) {
 			t->first_tsc = tt_first_time(&t->sections[0]);
@@ -181,14 +257,6 @@ int tt_file_add_decoder_sites(struct tt_file *f)
 	return 0;
 }
 
-/* How many records after its first an event of this kind and payload takes. */
-static uint64_t tt_records_after(unsigned kind, uint64_t payload)
-{
-	if (TT_RECORD_HAS_VALUE(kind))
-		return 1;
-	return kind == TT_REC_DESCRIBE && payload <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(payload) : 0;
-}
-
 /* A file cut short (a run killed, or still writing) may end a thread inside its last
  * event: its first record written, the VALUE or TEXT records after it not yet; so may a
  * dump that read a thread while it wrote that event. That event is left out and
@@ -210,8 +278,8 @@ void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t)
 			if (kind == TT_REC_PAD || tt_records_after(kind, TT_RECORD_PAYLOAD(r[i].word)) <= behind)
 				return;
 			/* Cut: drop it and what of it was written. */
-			t->cut_events = 1;
-			t->cut_offset = tt_record_offset(ev, i);
+			if (!t->cut_events++)
+				t->cut_offset = tt_record_offset(ev, i);
 			t->dropped_total++;
 			f->dropped++;
 			uint64_t removed = behind + 1;
