@@ -376,6 +376,9 @@ static inline struct tt__slot *tt__registry_head(void)
 {
 	return __atomic_load_n(&tt__registry_first, __ATOMIC_ACQUIRE);
 }
+/* Threads registered since the start (or the fork), those whose slots were retired since
+ * too (mode stream): whether the run recorded anything. */
+uint32_t tt__registry_count(void) TT__HIDDEN;
 /* A thread's exit's time, as its states say it (monotonic ns): 0 where it runs or its
  * states were not wanted, -1 while it is exiting and the time is not set yet (a reader
  * that closes its open scopes at its exit waits for it). */
@@ -662,8 +665,9 @@ void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__co
  * calling thread: at a dump, or its exit), so that a reader has the reading after its
  * spike. */
 void tt__counters_read_now(struct tt__slot *slot) TT__HIDDEN;
-/* Lock held, at a thread's exit: as tt__counters_read_now, and where its counters are
- * its source, a reading where it recorded since its last. */
+/* Lock held (let go while the thread reads its own counters, signals blocked), at a
+ * thread's exit: as tt__counters_read_now, and where its counters are its source, a
+ * reading where it recorded since its last. */
 void tt__counters_read_at_exit(struct tt__slot *slot) TT__HIDDEN;
 /* Lock held: the flags of the slot's readings (format.h: enum tt_schedstat_flags), as
  * its SCHEDSTAT sections and the runtime's analyses take them. */

@@ -45,10 +45,12 @@
  * opens is seen in time for its first reading). */
 #define TT__COUNTERS_END_SHARE 4
 #define TT__COUNTERS_END_MAX_NS 6000000
-/* readings a thread's store holds at first: a page's (most threads need no more; a
- * page is one fault, not three) */
-#define TT__COUNTERS_FIRST_PAGE 4096
-#define TT__COUNTERS_FIRST (TT__COUNTERS_FIRST_PAGE / sizeof(struct tt_schedstat_sample))
+/* readings a thread's store holds at first: 10, eight threads' to a page (most threads
+ * need a few: a first store of a page each was a fresh page each, whose fault, 13 to
+ * 22 us on this VM, was a fifth of tt-sched's CPU time in the benchmark's 64 threads);
+ * then a page's, then twice as many each time */
+#define TT__COUNTERS_FIRST 10
+#define TT__COUNTERS_PAGE (4096 / sizeof(struct tt_schedstat_sample))
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
 /* tt-sched's CPU time for the counters' readings, past which it watches no new scope:
@@ -74,7 +76,7 @@ static int64_t tt__counters_cost_ns, tt__counters_repaid_ns;
 /* what spikes their threads slept through paid back, and earned: TT__COUNTERS_SLEPT_PCT
  * of each one's length (core.h) */
 static int64_t tt__counters_slept_repaid_ns, tt__counters_slept_earned_ns;
-static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
+static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look began (past its records) */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
 /* Past its budget, its looks are for the scopes it leaves unread: each thread it first
  * finds one of is marked (TT_SCHEDSTAT_BUDGET: each of its spikes without a split then
@@ -401,13 +403,13 @@ int tt__counters_steal; /* format.h: TT_SCHEDSTAT_STEAL */
 static struct tt_os_counters tt__counters_to_close[TT__COUNTERS_TO_CLOSE];
 static unsigned tt__counters_closing;
 
-/* A thread's first store (TT__COUNTERS_FIRST readings) comes from slabs of 16 and goes
+/* A thread's first store (TT__COUNTERS_FIRST readings) comes from slabs of 128 and goes
  * back to a list as the thread goes, not mmap'd and munmap'd a thread (in the
  * benchmark's 64 threads, some 6 us each: a tenth of tt-sched's time); larger ones are
  * the platform's pages. Lock held. */
 #define TT__COUNTERS_FIRST_BYTES (TT__COUNTERS_FIRST * sizeof(struct tt_schedstat_sample))
-/* (a page each: the slab aligns each to 64 bytes) */
-static struct tt__slab tt__counters_first_slab = {.slab_size = 16 * TT__COUNTERS_FIRST_PAGE};
+/* (512 bytes each: the slab aligns each to 64 bytes) */
+static struct tt__slab tt__counters_first_slab = {.slab_size = 16 * 4096};
 static void *tt__counters_first_free; /* each one's first word: the next's address */
 
 static struct tt_schedstat_sample *tt__counters_alloc(size_t cap)
@@ -445,6 +447,7 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 			c->base += half;
 		} else {
 			size_t cap = !c->cap ? TT__COUNTERS_FIRST
+				   : c->cap < TT__COUNTERS_PAGE ? TT__COUNTERS_PAGE
 				   : 2u * c->cap < TT__COUNTERS_MAX ? 2u * c->cap : TT__COUNTERS_MAX;
 			struct tt_schedstat_sample *grown = tt__counters_alloc(cap);
 			if (!grown)
@@ -569,8 +572,14 @@ static int tt__counters_read_for(const struct tt__slot *slot)
 	return tt__counters_on && s->wanted && !s->counters.gone;
 }
 
-/* Lock held: its counters read now, by the calling thread, watched or not. */
-static void tt__counters_read_here(struct tt__slot *slot)
+/* Lock held: its counters read now, by the calling thread (`own`: the slot's own;
+ * TT__COUNTERS_EXITING: as it exits, the lock let go while it reads, a reading kept only
+ * where none was stored meanwhile: tt-sched may read it, alive still, in between, and a
+ * stream's writer write that one out, after which a store would put an earlier reading
+ * after it), watched or not. A reading is some ten system calls, 20 to 40 us on a
+ * loaded VM, which tt-sched's looks and the other exiting threads waited for on the lock. */
+#define TT__COUNTERS_EXITING 2
+static void tt__counters_read_here(struct tt__slot *slot, int own)
 {
 	struct tt__counters *c = &slot->sched.counters;
 	/* (descriptors of the calling thread's table, for a moment; at its exit, the thread
@@ -581,28 +590,37 @@ static void tt__counters_read_here(struct tt__slot *slot)
 		__atomic_add_fetch(&tt__counters_few, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (slot->tid == tt_os_thread_id()) {
-		read = tt_os_counters_read_own(slot->tid, &reading);
-		c->own_last_ns = read == 0 ? reading.ns : c->own_last_ns;
-	} else {
-		read = tt_os_counters_read_other(slot->tid, &reading);
+	uint64_t stored = c->base + c->n; /* (what the store took, written out or not) */
+	if (own == TT__COUNTERS_EXITING)
+		tt__sched_unlock_held_signals();
+	read = own ? tt_os_counters_read_own(slot->tid, &reading) : tt_os_counters_read_other(slot->tid, &reading);
+	if (own == TT__COUNTERS_EXITING) {
+		tt__sched_lock_held_signals();
+		read = c->base + c->n != stored ? -1 : read;
 	}
-	if (read == 0)
-		tt__counters_keep(c, &reading);
+	if (read != 0)
+		return;
+	c->own_last_ns = own ? reading.ns : c->own_last_ns;
+	tt__counters_keep(c, &reading);
+}
+
+/* Lock held: whether a thread is read at a dump or its exit whatever its records say:
+ * inside a watched scope, or its buffer used up (tt-sched, which follows its records,
+ * saw none past the last kept, and without this reading no reading bounds its scopes'
+ * ends, among the dropped events: its stolen time, outside recheck r39 F1, a whole
+ * run's, unknown). */
+static int tt__counters_read_anyway(struct tt__slot *slot)
+{
+	const struct tt__counters *c = &slot->sched.counters;
+	int exhausted = (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&
+			tt__counters_read_for(slot);
+	return (c->watched || exhausted) && !c->gone;
 }
 
 void tt__counters_read_now(struct tt__slot *slot)
 {
-	struct tt__counters *c = &slot->sched.counters;
-	/* A thread whose buffer is used up is read too: tt-sched, which follows its
-	 * records, saw none past the last kept, and without this reading no reading
-	 * bounds its scopes' ends, among the dropped events (its stolen time, outside
-	 * recheck r39 F1: a whole run's, unknown) */
-	int exhausted = (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&
-			tt__counters_read_for(slot);
-	if ((!c->watched && !exhausted) || c->gone)
-		return;
-	tt__counters_read_here(slot);
+	if (tt__counters_read_anyway(slot))
+		tt__counters_read_here(slot, slot->tid == tt_os_thread_id());
 }
 
 /* Whether the records in [begin, end) hold a stretch of `ticks` or more after TSC
@@ -631,7 +649,8 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	struct tt__counters *c = &slot->sched.counters;
 	tt__counters_early(c);
 	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on || !slot->current) {
-		tt__counters_read_now(slot);
+		if (tt__counters_read_anyway(slot)) /* (the exiting thread's own: no gettid) */
+			tt__counters_read_here(slot, TT__COUNTERS_EXITING);
 		return;
 	}
 	/* Where they are its source, once more where its records since its last reading
@@ -656,7 +675,7 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	tt__chunk_extent(slot, slot->current, &begin, &end);
 	if (tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9),
 			    slot->first != slot->current))
-		tt__counters_read_here(slot);
+		tt__counters_read_here(slot, TT__COUNTERS_EXITING);
 }
 
 /* Lock held: the slots registered since the last look, listed. */
@@ -986,8 +1005,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_first_cpu_ns = tt_os_process_cpu_ns();
 		tt__counters_first_ns = tt_os_monotonic_ns();
 	}
+	/* (the last look's CPU time with the wake-up for this one: its own clock once a look,
+	 * not at its end too, where it was one of tt-sched's three system calls a look) */
 	if (tt__counters_looked_ns)
 		tt__counters_charge(own_ns - tt__counters_looked_ns);
+	tt__counters_looked_ns = own_ns;
 	struct tt_anchor now;
 	tt_os_anchor(&now);
 	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
@@ -1037,7 +1059,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	if (followed >= TT__SCOPES_CLOCKED) {
 		int64_t followed_ns = tt_os_thread_cpu_ns();
 		tt__scopes_spent_ns += followed_ns - own_ns;
-		own_ns = followed_ns;
+		own_ns = tt__counters_looked_ns = followed_ns;
 	}
 	for (uint32_t i = 0; i < tt__counters_listed; i++) {
 		struct tt__slot *slot = tt__counters_list[i];
@@ -1220,8 +1242,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		}
 	}
 	tt__sched_unlock_held_signals();
-	tt__counters_looked_ns = tt_os_thread_cpu_ns();
-	tt__counters_charge(tt__counters_looked_ns - own_ns);
 	/* The next look: soon enough to see a watched scope end (its reading after:
 	 * TT__COUNTERS_END_SHARE), and each first reading due when it is due. A scope that
 	 * opens after this look is seen at the next one before it is TT__COUNTERS_AFTER_NS
@@ -1331,7 +1351,8 @@ void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__co
 	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	if (read && tt__counters_read_for(slot))
-		tt__counters_read_here(slot);
+		tt__counters_read_here(slot, slot->tid == tt_os_thread_id());
 	tt__counters_sections(slot, at, fn, ctx);
 	tt__sched_unlock(&old);
 }
+

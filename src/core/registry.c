@@ -253,7 +253,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 		tt__mode->identify(slot);
 	/* Last: the hot path takes an entry whose owner is the thread as complete. */
 	__atomic_store_n(&slot->hot->owner, tp, __ATOMIC_RELEASE);
-	tt__thread_count++;
+	__atomic_store_n(&tt__thread_count, tt__thread_count + 1, __ATOMIC_RELEASE);
 	if (tt__registry_last)
 		__atomic_store_n(&tt__registry_last->next, slot, __ATOMIC_RELEASE);
 	else
@@ -264,6 +264,11 @@ out:
 	tt__in_slow_path = 0;
 	tt__registry_unlock(&old);
 	return slot;
+}
+
+uint32_t tt__registry_count(void)
+{
+	return __atomic_load_n(&tt__thread_count, __ATOMIC_ACQUIRE);
 }
 
 /* In the child after fork: only the forking thread exists, and its events so far

@@ -277,6 +277,10 @@ void tt__sched_say_refused(void)
 static void tt__sched_early_gone(void *unused)
 {
 	(void)unused;
+	/* (taken by its first event, as nearly always: nothing a handler could take either,
+	 * and no signal mask set and put back, two system calls each thread's exit) */
+	if (!__atomic_load_n(&tt__sched_mine.held, __ATOMIC_RELAXED))
+		return;
 	struct tt_os_signals old;
 	tt_os_signals_block(&old); /* (a handler's first event would take them) */
 	if (tt__sched_mine.held) {
@@ -643,7 +647,10 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 		return;
 	struct tt_os_signals old;
 	tt_os_signals_block(&old);
-	tt__sched_settle(slot);
+	/* (no switches, nor any to come where none is asked for: nothing to settle, and the
+	 * lock taken once, not twice, where tt-sched holds it through its looks) */
+	if (!__atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE) || slot->sched.sw.map)
+		tt__sched_settle(slot);
 	tt__lock(&tt__sched);
 	/* Its exit: a moment it ran with every switch before it read, so read before the
 	 * last drain (a preemption after the drain, in the unmapping, is never read: a

@@ -570,7 +570,8 @@ int tt__write_default_file(void)
 
 int tt__nothing_to_write(void)
 {
-	if (tt__out_given[0] || tt__registry_head() ||
+	/* (not the registry's list: mode stream recycles an exited thread's slot once written) */
+	if (tt__out_given[0] || tt__registry_count() ||
 	    __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED))
 		return 0;
 	/* Said to a user at a terminal; a script or test suite reading the program's

@@ -87,6 +87,21 @@ timeout 60 "$TT_TEST_TOOL" info "$dir/help/named.ttr" >/dev/null ||
 	fail "a TICKTRACE_OUT named and nothing recorded: no trace there ($(cat "$dir/err"))"
 echo "exit_lines: nothing recorded, no file but the one named"
 
+# Events recorded by threads all gone before the end, none by the thread that exits: a
+# run that recorded, its trace written under the default name in every mode (before:
+# mode stream removed the file it had streamed, its exited threads' slots recycled and no
+# longer listed; outside tester r50 #1).
+for mode in stop ring stream; do
+	mkdir "$dir/gone-$mode"
+	(cd "$dir/gone-$mode" && env -u TICKTRACE_OUT -u TICKTRACE_PROGRAM_PID TICKTRACE_MODE=$mode \
+		timeout 60 "$prog" churn 20 >/dev/null 2>"$dir/err") || fail "churn ($mode) failed: $(cat "$dir/err")"
+	written=$(cd "$dir/gone-$mode" && ls -A | grep -x 'ticktrace-[0-9]*\.ttr') ||
+		fail "mode $mode: threads recorded and exited, no trace written: $(cat "$dir/err")"
+	uses=$(timeout 60 "$TT_TEST_TOOL" info "$dir/gone-$mode/$written" | awk '$1 ~ /^0x/ && $3 == "churn" {print $2; exit}')
+	[ "$uses" = 20 ] || fail "mode $mode: the trace holds ${uses:-no} churn events of 20: $("$TT_TEST_TOOL" info "$dir/gone-$mode/$written")"
+done
+echo "exit_lines: events by exited threads alone, written in every mode"
+
 # A user at its limit of processes (ulimit -u, a pids cgroup): ticktrace's threads cannot
 # start, and the line says so, not "no memory" (an outside check was sent looking at
 # memory). As nobody: root is not held to RLIMIT_NPROC.
