@@ -532,8 +532,17 @@ int tt_os_usage(int thread, struct tt_os_usage *usage)
 
 _Static_assert(sizeof(SRWLOCK) == sizeof(struct tt_os_lock), "an SRW lock is a pointer");
 
+/* At the process's end (ExitProcess, _exit, abort()'s _exit: every other thread ended
+ * wherever it was, then the exiting thread's fiber storage callback and the DLLs'
+ * detach run: the thread's exit and the run's end), a lock found held is a thread's
+ * that ExitProcess ended, never to let it go: taken over, as Windows takes over a
+ * critical section then (RtlDllShutdownInProgress), not waited for for ever. (abort()'s
+ * _exit ended tt-sched inside its tick, the sched lock held, and the exiting thread's
+ * exit waited for it: 1 run in 8 hung, its trace written.) */
 void tt_os_lock(struct tt_os_lock *lock)
 {
+	if (TryAcquireSRWLockExclusive((PSRWLOCK)lock) || (tt_os_shutting_down && tt_os_shutting_down()))
+		return;
 	AcquireSRWLockExclusive((PSRWLOCK)lock);
 }
 
@@ -1643,17 +1652,23 @@ static LONG WINAPI tt_os_overflow_first(EXCEPTION_POINTERS *e)
 }
 
 /* abort() and a failed assert: the C runtime raises SIGABRT (the handler reset to the
- * default as it runs), then ends the process with exit code 3, no exception raised.
- * Said as Linux's SIGABRT, the file's number (format.h), then the program's own
- * handler, if it had one. (A C runtime other than the one this module links, ucrt
- * beside msvcrt, keeps its own handlers: its abort is not seen.) */
+ * default as it runs), then ends the process with exit code 3 (_exit: ExitProcess, no
+ * atexit), no exception raised. Said as Linux's SIGABRT, the file's number (format.h),
+ * the run then ended as the C library's exit ends it (ticktrace's threads ended and
+ * waited for: ExitProcess would end them wherever they are, tt-sched inside its tick,
+ * the sched lock held, and Wine's own calls midway), then the program's own handler,
+ * if it had one. (A C runtime other than the one this module links, ucrt beside
+ * msvcrt, keeps its own handlers: its abort is not seen.) */
 #define TT_OS_FILE_SIGABRT 6
 static void (*tt_os_abort_next)(int);
 
 static void tt_os_aborted(int sig)
 {
-	if (InterlockedExchange(&tt_os_crash_once, 1) == 0)
+	if (InterlockedExchange(&tt_os_crash_once, 1) == 0) {
 		tt_os_crashed(TT_OS_FILE_SIGABRT);
+		if (tt_os_end)
+			tt_os_ending();
+	}
 	if (tt_os_abort_next != SIG_DFL && tt_os_abort_next != SIG_IGN && tt_os_abort_next != SIG_ERR)
 		tt_os_abort_next(sig);
 }

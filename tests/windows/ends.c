@@ -12,12 +12,19 @@
  *               bytes a name keeps
  *   plain       10 scopes
  *   abort       10 scopes, then abort() inside one (msvcrt raises SIGABRT, exit 3)
+ *   held-exit   10 scopes, then _exit(3) while a thread holds the runtime's sched lock
+ *               (as tt-sched does in its tick): ExitProcess ends the holder, the lock
+ *               held for ever
+ *   held-abort  the same after abort()'s dump: the program's own SIGABRT handler calls
+ *               the one it replaced (ticktrace's, set at start-up), then has the lock
+ *               taken
  *   chdir       10 scopes, into a new directory `sub` (SetCurrentDirectory), 10 more
  *   terminated  a thread that named itself "victim" (SetThreadDescription) ended by
  *               TerminateThread inside a scope, once it recorded (its handle closed:
  *               its id free for another), one "exiter" that returns
  *   wait        10 scopes, then a file `ready.PID` made, and 10 more once a file `go`
  *               is there (60 s at most: exit 4) */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +54,35 @@ static DWORD WINAPI tt_holder(void *unused)
 	tt__registry_unlock(&old);
 	Sleep(INFINITE);
 	return 0;
+}
+
+/* (the runtime's: src/core/sched.c) */
+void tt__sched_lock(struct tt_os_signals *old);
+
+/* Takes the sched lock and keeps it until ExitProcess ends the thread. */
+static DWORD WINAPI tt_sched_holder(void *unused)
+{
+	(void)unused;
+	struct tt_os_signals old;
+	tt__sched_lock(&old);
+	SetEvent(tt_held);
+	Sleep(INFINITE);
+	return 0;
+}
+
+static void tt_hold_sched(void)
+{
+	tt_held = CreateEventW(NULL, TRUE, FALSE, NULL);
+	CreateThread(NULL, 0, tt_sched_holder, NULL, 0, NULL);
+	WaitForSingleObject(tt_held, INFINITE);
+}
+
+static void (*tt_abort_before)(int);
+
+static void tt_abort_handler(int sig)
+{
+	tt_abort_before(sig);
+	tt_hold_sched(); /* (msvcrt's abort then calls _exit(3)) */
 }
 
 static DWORD WINAPI tt_spinner(void *unused)
@@ -171,6 +207,14 @@ int main(int argc, char **argv)
 		if (ms >= 60000)
 			return 4;
 		tt_scopes("after-go", 10);
+	} else if (strcmp(how, "held-exit") == 0) {
+		tt_scopes("before-exit", 10);
+		tt_hold_sched();
+		_exit(3);
+	} else if (strcmp(how, "held-abort") == 0) {
+		tt_scopes("before-abort", 10);
+		tt_abort_before = signal(SIGABRT, tt_abort_handler);
+		abort();
 	} else if (strcmp(how, "abort") == 0) {
 		tt_scopes("before-abort", 10);
 		TT_SCOPE("aborting");

@@ -39,6 +39,11 @@ fresh:  two runs, each the first process of a new wineserver in a prefix of its 
         the one there (it named ticktrace-PID.ttr, not there: r45 N2).
 abort:  abort() (msvcrt's, as a failed assert calls it) writes a trace said as a crash,
         signal 6 (Aborted) as on Linux (it looked like a normal exit).
+held_exit: _exit() and abort() while another thread holds the runtime's sched lock, as
+        tt-sched does in its tick: ExitProcess ends the holder, and the run's end, which
+        the exiting thread runs after, takes the lock over: the trace written, exit 3
+        (the end waited for the lock for ever: every run hung; abort()'s after its dump,
+        1 run in 8, tt-sched ended inside its tick).
 settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
         TICKTRACE and TICKTRACE_SCHED's bad values said; TICKTRACE_LOG, which Windows
         has not (the lines stay on stderr), said once, and no other: the report, the
@@ -60,10 +65,13 @@ sys.path.insert(0, os.path.dirname(__file__))
 from recorder import clean_on_term, fail, run, tool, wine_path  # noqa: E402
 
 
-def program(wrapper, exe, d, env, how, want_rc=0):
+def program(wrapper, exe, d, env, how, want_rc=0, timeout=120):
     env = dict(os.environ, WINEDLLOVERRIDES="winedbg.exe=d", **env)
-    p = subprocess.run([wrapper, exe, how], env=env, cwd=d, capture_output=True, text=True,
-                       timeout=120)
+    try:
+        p = subprocess.run([wrapper, exe, how], env=env, cwd=d, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail(f"ends.exe {how}: still running after {timeout} s")
     if p.returncode == 77:
         print(p.stderr, end="", file=sys.stderr)
         sys.exit(77)
@@ -350,6 +358,20 @@ def aborted(ticktrace, wrapper, exe, d):
     print("abort: the trace written, said as a crash (signal 6)")
 
 
+def held_exit(ticktrace, wrapper, exe, d):
+    for how, said in (("held-exit", None), ("held-abort", "the run crashed (signal 6 (Aborted))")):
+        ttr = os.path.join(d, f"{how}.ttr")
+        program(wrapper, exe, d, {"TICKTRACE_OUT": wine_path(ttr)}, how, want_rc=3, timeout=60)
+        text = info(ticktrace, ttr)
+        if said and said not in text:
+            fail(f"{how}: not said as a crash:\n{text}")
+        report = run([ticktrace, "report", ttr]).stdout
+        if "before-" not in report:
+            fail(f"{how}: no scopes in the report:\n{report}")
+        print(f"{how}: the process ended, its trace written, with the sched lock held by a thread "
+              "ExitProcess ended")
+
+
 def settings(ticktrace, wrapper, exe, d):
     long_out = "x" * 1100 + ".ttr"
     p = program(wrapper, exe, d, {"TICKTRACE_OUT": long_out}, "plain")
@@ -391,7 +413,8 @@ def main():
     ticktrace = tool()
     with tempfile.TemporaryDirectory(prefix="tt-win-ends-") as d:
         {"held_crash": held_crash, "spin_exit": spin_exit, "uexit": uexit, "parent": parent,
-         "names": names, "chdir": chdir, "abort": aborted, "settings": settings, "same": same,
+         "names": names, "chdir": chdir, "abort": aborted, "held_exit": held_exit, "settings": settings,
+         "same": same,
          "terminated": terminated,
          "again": again, "fresh": fresh}[case](ticktrace, wrapper, exe, d)
 
