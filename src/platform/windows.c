@@ -288,6 +288,24 @@ static int tt_os_is_own(DWORD tid)
 #define TT_OS_WATCH_MS 1000
 #define TT_OS_WATCHED 8
 
+/* A crash: 1 once the first began (its trace written once); the exception it was (0:
+ * abort()'s, or none yet) */
+static LONG tt_os_crash_once;
+static DWORD tt_os_crash_code;
+
+static int tt_os_crash_first(DWORD code)
+{
+	if (InterlockedExchange(&tt_os_crash_once, 1) != 0)
+		return 0;
+	__atomic_store_n(&tt_os_crash_code, code, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static int tt_os_wine(void)
+{
+	return GetProcAddress(GetModuleHandleA("ntdll.dll"), "wine_get_version") != NULL;
+}
+
 /* The program's threads now, their handles into `seen` (up to TT_OS_WATCHED, *n of
  * them): the number; -1: no snapshot. */
 static int tt_os_program_threads(HANDLE *seen, size_t *n)
@@ -347,6 +365,13 @@ static void *tt_os_watch_last(void *unused)
 			}
 		}
 	}
+	/* After a crash, its code, as Windows ends the process (the last thread's was 0:
+	 * Wine ends a thread whose stack overflowed alone, with no code of its own, and an
+	 * unhandled exception's end raced the look: exit 0 after a crash, r50 #2, #4);
+	 * Wine, without ticktrace's threads, exits 1 as that thread ends */
+	DWORD crash = __atomic_load_n(&tt_os_crash_code, __ATOMIC_ACQUIRE);
+	if (crash)
+		code = crash == EXCEPTION_STACK_OVERFLOW && tt_os_wine() ? 1 : crash;
 	tt_os_end();
 	ExitProcess(code);
 }
@@ -1610,18 +1635,16 @@ void tt_os_machine_tick(struct tt_machine_info *machine)
 		return;
 	machine->tick_ns = (uint32_t)ns;
 	machine->flags |= TT_MACHINE_TICK;
-	if (GetProcAddress(GetModuleHandleA("ntdll.dll"), "wine_get_version"))
+	if (tt_os_wine())
 		machine->flags |= TT_MACHINE_TICK_EACH;
 }
 
 static void (*tt_os_crashed)(uint32_t cause);
 static LPTOP_LEVEL_EXCEPTION_FILTER tt_os_crash_next;
 
-static LONG tt_os_crash_once;
-
 static LONG WINAPI tt_os_crash_filter(EXCEPTION_POINTERS *e)
 {
-	if (InterlockedExchange(&tt_os_crash_once, 1) == 0)
+	if (tt_os_crash_first(e->ExceptionRecord->ExceptionCode))
 		tt_os_crashed((uint32_t)e->ExceptionRecord->ExceptionCode);
 	return tt_os_crash_next ? tt_os_crash_next(e) : EXCEPTION_CONTINUE_SEARCH;
 }
@@ -1641,7 +1664,7 @@ static DWORD WINAPI tt_os_overflowed(void *unused)
 static LONG WINAPI tt_os_overflow_first(EXCEPTION_POINTERS *e)
 {
 	if (e->ExceptionRecord->ExceptionCode != EXCEPTION_STACK_OVERFLOW ||
-	    InterlockedExchange(&tt_os_crash_once, 1) != 0)
+	    !tt_os_crash_first(EXCEPTION_STACK_OVERFLOW))
 		return EXCEPTION_CONTINUE_SEARCH;
 	HANDLE writer = CreateThread(NULL, 0, tt_os_overflowed, NULL, 0, NULL);
 	if (writer) {
@@ -1664,7 +1687,7 @@ static void (*tt_os_abort_next)(int);
 
 static void tt_os_aborted(int sig)
 {
-	if (InterlockedExchange(&tt_os_crash_once, 1) == 0) {
+	if (tt_os_crash_first(0)) {
 		tt_os_crashed(TT_OS_FILE_SIGABRT);
 		if (tt_os_end)
 			tt_os_ending();

@@ -1,9 +1,10 @@
 /* Programs whose threads end without exit() (ending.py): overflow: main recurses,
  * each call in a scope, until its stack overflows; exitthread: main records a scope,
  * starts a worker that records 20 scopes of 10 ms, and leaves by ExitThread (Windows
- * ends the process as its last thread ends).
+ * ends the process as its last thread ends); raise: an exception nothing handles
+ * (RaiseException) inside a scope.
  *
- *     ending.exe overflow|exitthread */
+ *     ending.exe overflow|exitthread|raise */
 #include <string.h>
 #include <windows.h>
 
@@ -38,6 +39,11 @@ int main(int argc, char **argv)
 		return 2;
 	if (strcmp(argv[1], "overflow") == 0)
 		return tt_recurse(0);
+	if (strcmp(argv[1], "raise") == 0) {
+		TT_SCOPE("raising");
+		RaiseException(0xE0000001, 0, 0, NULL);
+		return 0;
+	}
 	{
 		TT_SCOPE("main-part");
 		Sleep(5);
