@@ -1644,10 +1644,36 @@ static LPTOP_LEVEL_EXCEPTION_FILTER tt_os_crash_next;
 
 static LONG WINAPI tt_os_crash_filter(EXCEPTION_POINTERS *e)
 {
-	if (tt_os_crash_first(e->ExceptionRecord->ExceptionCode))
-		tt_os_crashed((uint32_t)e->ExceptionRecord->ExceptionCode);
+	void (*crashed)(uint32_t) = __atomic_load_n(&tt_os_crashed, __ATOMIC_ACQUIRE);
+	if (crashed && tt_os_crash_first(e->ExceptionRecord->ExceptionCode))
+		crashed((uint32_t)e->ExceptionRecord->ExceptionCode);
 	return tt_os_crash_next ? tt_os_crash_next(e) : EXCEPTION_CONTINUE_SEARCH;
 }
+
+/* The filter is set as the module loads (a TLS callback, called before the program's C
+ * runtime starts), else at start-up: mingw-w64's runtime keeps the filter it finds as
+ * it starts and calls it from main's thread's own handler, before the program's filter
+ * (a crash reporter's, which may end the process without calling the one it replaced).
+ * The DLL's was set so, at its load; the static library's, in a constructor that runs
+ * after the runtime's start, was not: a program's filter left no trace (r50 #3). */
+static LONG tt_os_filter_set;
+
+static void tt_os_crash_filter_set(void)
+{
+	if (InterlockedExchange(&tt_os_filter_set, 1) == 0)
+		tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
+}
+
+static void NTAPI tt_os_loaded(PVOID module, DWORD reason, PVOID reserved)
+{
+	(void)module;
+	(void)reserved;
+	if (reason == DLL_PROCESS_ATTACH)
+		tt_os_crash_filter_set();
+}
+
+/* (mingw-w64's TLS directory lists the callbacks from .CRT$XLA to .CRT$XLZ) */
+static PIMAGE_TLS_CALLBACK tt_os_loaded_callback __attribute__((used, section(".CRT$XLT"))) = tt_os_loaded;
 
 static DWORD WINAPI tt_os_overflowed(void *unused)
 {
@@ -1699,9 +1725,9 @@ static void tt_os_aborted(int sig)
 int tt_os_on_crash(void (*crashed)(uint32_t cause), int ends)
 {
 	(void)ends; /* (no signal ends a program by default: a console's Ctrl-C, say, is not taken) */
-	tt_os_crashed = crashed;
+	__atomic_store_n(&tt_os_crashed, crashed, __ATOMIC_RELEASE);
 	tt_os_abort_next = signal(SIGABRT, tt_os_aborted);
-	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
+	tt_os_crash_filter_set();
 	return AddVectoredExceptionHandler(1, tt_os_overflow_first) ? 0 : -ENOMEM;
 }
 

@@ -9,6 +9,10 @@ overflow:   main's stack overflows: the process ends, its file says the run cras
             1; it was 0, the last thread's, as ticktrace's watch ended it: r50 #2).
 exitthread: main leaves by ExitThread and the last worker ends: the process ends,
             its file holds main's scope and the worker's 20.
+filter:     main's own top-level filter ends the process (a crash reporter's,
+            EXCEPTION_EXECUTE_HANDLER) after an access violation: the file says the
+            run crashed of it, the program's filter ran, the exit status is the one
+            without ticktrace (the static library wrote no file: r50 #3).
 raise:      an unhandled RaiseException: the file says so, the exit status is the
             one without ticktrace (0 once in 4 runs with the DLL: r50 #4).
 
@@ -67,14 +71,17 @@ def main():
             calls = dict(re.findall(r"^(main-part|work) +(\d+) ", report, re.M))
             if calls != {"main-part": "1", "work": "20"}:
                 fail(f"{name} exitthread: calls {calls}, not main-part 1, work 20:\n{report}")
-            for how, cause in (("raise", "0xE0000001"),):
+            for how, cause in (("filter", "0xC0000005 (access violation)"),
+                               ("raise", "0xE0000001")):
                 ttr = os.path.join(d, f"{name}-{how}.ttr")
                 p = same_end(wrapper, exe, d, ttr, how)
                 info = run([ticktrace, "info", ttr]).stdout
                 if f"the run crashed (exception {cause}" not in info:
                     fail(f"{name} {how}: the file does not say exception {cause}:\n{info}")
+                if how == "filter" and "own filter ran" not in p.stderr:
+                    fail(f"{name} filter: the program's own filter did not run:\n{p.stderr}")
             print(f"{name}: the overflow written and the process ended, exit {status} as "
-                  "without ticktrace, RaiseException's too; "
+                  "without ticktrace, a program's filter's and RaiseException's too; "
                   "ExitThread's run "
                   "ended with its last thread, written")
 
