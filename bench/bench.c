@@ -395,6 +395,30 @@ static void tt_bench_sched_rows(const struct tt_bench_sched *s, int repeats, cha
 					TT_BENCH_SCHED};
 }
 
+/* sample_overhead_pct's, sample_kernel_floor_pct's and sample_above_floor_pct's rows
+ * (their texts in `what`). */
+static void tt_bench_sample_rows(const struct tt_bench_overhead *o, char what[3][240],
+				 struct tt_bench_row rows[3])
+{
+	snprintf(what[0], 240,
+		 "slowdown of a loop while self-profiled at 1 ms (%s): CPU %.1f ms a run against %.1f, "
+		 "%.1f us a sample; the median of %u turns, 95 %% sure within %.2f .. %.2f (target <= 3)",
+		 o->mechanism == TT_PROFILE_PERF ? "perf" : "timer", o->profiled_ns / 1e6,
+		 o->baseline_ns / 1e6, o->sample_cost_us, o->turns, o->pct_lo, o->pct_hi);
+	snprintf(what[1], 240,
+		 "the same loop under the kernel's sampling alone: the event ticktrace opens, enabled and "
+		 "drained by the benchmark, %.1f ms a run, %llu samples (null: not perf)",
+		 o->floor_ns / 1e6, (unsigned long long)o->floor_samples);
+	snprintf(what[2], 240,
+		 "what ticktrace adds beyond that event, each turn's runs compared, over the unprofiled run: "
+		 "the median of the turns");
+	rows[0] = (struct tt_bench_row){"sample_overhead_pct", "%", o->pct, 0, what[0], NULL, 0, NULL, TT_BENCH_SAMPLE};
+	rows[1] = (struct tt_bench_row){"sample_kernel_floor_pct", "%", o->floor_pct, 0, what[1], NULL, 0, NULL,
+					TT_BENCH_SAMPLE};
+	rows[2] = (struct tt_bench_row){"sample_above_floor_pct", "%", o->above_floor_pct, 0, what[2], NULL, 0, NULL,
+					TT_BENCH_SAMPLE};
+}
+
 int main(int argc, char **argv)
 {
 	/* Each child this starts is a run of its own, measured alone, not one this run
@@ -611,9 +635,10 @@ int main(int argc, char **argv)
 	printf("ticktrace-bench: medians of %d repeats\n", repeats);
 	if (hot_only)
 		return tt_bench_report(rows, hot_rows, rdtsc_ns, json_path);
-	char sched_what[3][240], schedstat_what[2][320];
-	struct tt_bench_row sched_rows[3], schedstat_rows[2];
+	char sched_what[3][240], schedstat_what[2][320], sample_what[3][240];
+	struct tt_bench_row sched_rows[3], schedstat_rows[2], sample_rows[3];
 	tt_bench_sched_rows(&sched, repeats, sched_what, sched_rows);
+	tt_bench_sample_rows(&overhead, sample_what, sample_rows);
 	tt_bench_schedstat_rows(&schedstat, schedstat_what, schedstat_rows);
 	char during_what[240], snapshot_what[160];
 	snprintf(during_what, sizeof during_what,
@@ -653,8 +678,9 @@ int main(int argc, char **argv)
 		 "its rate over the JSON conversion's, same rounds (target >= 1)", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"convert_peak_rss_mb", "MB", tt_bench_number(convert, "convert_peak_rss_mb"), 0,
 		 "the converter's peak memory on that file (target <= 64)", NULL, 0, NULL, TT_BENCH_CONVERT},
-		{"sample_overhead_pct", "%", overhead.pct, 0,
-		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)", NULL, 0, NULL, TT_BENCH_SAMPLE},
+		sample_rows[0],
+		sample_rows[1],
+		sample_rows[2],
 		sched_rows[0],
 		sched_rows[1],
 		sched_rows[2],

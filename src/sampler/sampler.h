@@ -66,7 +66,7 @@ struct tt__perf {
 	struct tt__perf_ring *rings;
 	size_t nrings;
 	struct tt__fd wake;     /* eventfd telling the drain thread to quit */
-	bool quit;              /* the same, seen within DRAIN_POLL_MS when the program took it */
+	bool quit;              /* the same, seen within a poll's timeout when the program took it */
 	pthread_t drain_thread;
 	bool drain_started;
 	pthread_mutex_t drain_lock; /* one consumer of the rings at a time */

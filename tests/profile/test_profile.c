@@ -3,6 +3,7 @@
  * TICKTRACE_PROFILE_NO_PERF=1 (the timer fallback), and each run checks that it got
  * the mechanism it expects. Every duration is CPU time, never wall time, and every
  * statistical bound is derived from the number of samples. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
@@ -394,6 +395,68 @@ static void test_hardware_source(void **state)
 	tt_profile_close(p);
 }
 
+/* The threads of this process: their count, up to `max` ids in `tids`. */
+static size_t list_tasks(pid_t *tids, size_t max)
+{
+	DIR *d = opendir("/proc/self/task");
+	assert_non_null(d);
+	size_t n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		if (atoi(e->d_name) > 0 && n < max)
+			tids[n++] = (pid_t)atoi(e->d_name);
+	closedir(d);
+	return n;
+}
+
+/* How many times thread `tid` went to sleep (its voluntary switches). */
+static long voluntary_switches(pid_t tid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	long n = -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+			break;
+	fclose(f);
+	assert_true(n >= 0);
+	return n;
+}
+
+/* perf's drain thread sleeps while nothing needs it: its ring, polled, wakes it at a
+ * quarter full, and stop and read drain it themselves. Each wake-up is a timer
+ * interrupt and a switch (30 to 80 us of CPU on this VM): it woke every 100 ms, 15
+ * times in the 1.5 s below, for as long as a profile was open. */
+static void test_drain_thread_sleeps(void **state)
+{
+	(void)state;
+	if (expected_mechanism() != TT_PROFILE_PERF)
+		skip(); /* (the timers have no thread) */
+	pid_t before[64], after[64], drain = 0;
+	size_t nbefore = list_tasks(before, 64);
+	struct tt_profile *p = calib_profile(1000000, 0);
+	size_t nafter = list_tasks(after, 64);
+	for (size_t i = 0; i < nafter; i++) {
+		bool known = false;
+		for (size_t j = 0; j < nbefore; j++)
+			known = known || after[i] == before[j];
+		if (!known)
+			drain = after[i];
+	}
+	assert_true(drain > 0);
+	assert_int_equal(tt_profile_start(p), 0);
+	long slept = voluntary_switches(drain);
+	struct timespec wait = {1, 500000000}; /* wall time: the drain thread's timeouts are */
+	while (nanosleep(&wait, &wait) != 0)
+		continue;
+	slept = voluntary_switches(drain) - slept;
+	assert_int_equal(tt_profile_stop(p), 0);
+	tt_profile_close(p);
+	printf("# the drain thread slept %ld times in 1.5 s of an idle profile\n", slept);
+	assert_true(slept <= 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_fork_child_not_counted),
 		cmocka_unit_test(test_sigprof_taken),
 		cmocka_unit_test(test_hardware_source),
+		cmocka_unit_test(test_drain_thread_sleeps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,10 @@
 #define TT_SITE_CACHE_BITS 6
 #define TT_SITE_CACHE (1u << TT_SITE_CACHE_BITS)
 
+/* Records ahead of the one decoded that the decoder asks the memory for (a
+ * prefetch): the mapped input's pages are in memory, not in the caches. */
+#define TT_PREFETCH_RECORDS 64
+
 /* Events between two progress reports. */
 #define TT_PROGRESS_EVENTS (1u << 20)
 

@@ -538,6 +538,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 					tt_read_ahead(d, st, i);
 			}
 			const struct tt_record *r = &records[i];
+			__builtin_prefetch(r + TT_PREFETCH_RECORDS);
 			unsigned kind = TT_RECORD_KIND(r->word);
 			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
 			uint64_t offset = at + i * stride;

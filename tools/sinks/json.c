@@ -244,6 +244,59 @@ static void tt_json_mark_arg(struct tt_json *j, bool *open, const struct tt_an_a
 	}
 }
 
+/* The flags that give a slice or an instant args of its own (TT_EV_NAMED: a mark's) */
+#define TT_JSON_ARGS                                                                       \
+	(TT_EV_GAP | TT_EV_ARG | TT_EV_NAMED | TT_EV_SCOPE_VALUE | TT_EV_DESCRIBED |         \
+	 TT_EV_UNTERMINATED | TT_EV_UNBEGUN | TT_EV_CLIPPED_BEGIN | TT_EV_CLIPPED_END)
+
+/* The args of a slice or instant that has any (TT_JSON_ARGS); *open: the args object
+ * is open. */
+static inline __attribute__((always_inline)) void tt_json_args(struct tt_json *j, const struct tt_event *e,
+							       bool *open)
+{
+	struct tt_out *o = j->out;
+	if (e->flags & TT_EV_GAP) {
+		tt_json_arg_key(o, open, "\"dropped\":", 10);
+		tt_json_u64(o, e->value);
+	} else if (e->flags & TT_EV_ARG) {
+		const struct tt_json_site *s = e->site ? &j->sites[e->site->id] : NULL;
+		if (s && s->arg_len) {
+			tt_json_arg_key(o, open, "", 0);
+			tt_json_frag(j, s->arg_at, s->arg_len);
+		} else {
+			tt_json_arg_key(o, open, "\"arg\":", 6);
+		}
+		if (e->site && e->site->signed_arg)
+			tt_json_i64(o, (int64_t)e->value);
+		else
+			tt_json_u64(o, e->value);
+	}
+	if (__builtin_expect(tt_event_naming(e) == TT_NAMED_BY_TEXT && e->args, 0)) {
+		for (const struct tt_an_arg *a = e->args; a->key; a++)
+			tt_json_mark_arg(j, open, a);
+		tt_out_reserve(o, TT_OUT_SLACK); /* (the room reserved for the event may be spent) */
+	}
+	if (e->flags & TT_EV_SCOPE_VALUE) {
+		tt_json_arg_key(o, open, "\"value\":", 8);
+		tt_out_i64(o, e->scope_value);
+	}
+	if (e->flags & TT_EV_DESCRIBED) {
+		tt_json_arg_key(o, open, "\"description\":", 14);
+		j->scratch.len = 0;
+		tt_json_escape(&j->scratch, e->text, e->text_len);
+		if (!j->scratch.oom)
+			tt_out_lit(o, j->scratch.p, j->scratch.len);
+	}
+	if (e->flags & TT_EV_UNTERMINATED)
+		tt_json_arg_key(o, open, "\"unterminated\":true", 19);
+	if (e->flags & TT_EV_UNBEGUN)
+		tt_json_arg_key(o, open, "\"unbegun\":true", 14);
+	if (e->flags & TT_EV_CLIPPED_BEGIN)
+		tt_json_arg_key(o, open, "\"clipped_begin\":true", 20);
+	if (e->flags & TT_EV_CLIPPED_END)
+		tt_json_arg_key(o, open, "\"clipped_end\":true", 18);
+}
+
 /* Name, category and args of a slice or instant, then the closing braces. */
 static inline __attribute__((always_inline)) void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 {
@@ -260,46 +313,8 @@ static inline __attribute__((always_inline)) void tt_json_tail(struct tt_json *j
 			open = true;
 		}
 	}
-	if (e->flags & TT_EV_GAP) {
-		tt_json_arg_key(o, &open, "\"dropped\":", 10);
-		tt_json_u64(o, e->value);
-	} else if (e->flags & TT_EV_ARG) {
-		const struct tt_json_site *s = e->site ? &j->sites[e->site->id] : NULL;
-		if (s && s->arg_len) {
-			tt_json_arg_key(o, &open, "", 0);
-			tt_json_frag(j, s->arg_at, s->arg_len);
-		} else {
-			tt_json_arg_key(o, &open, "\"arg\":", 6);
-		}
-		if (e->site && e->site->signed_arg)
-			tt_json_i64(o, (int64_t)e->value);
-		else
-			tt_json_u64(o, e->value);
-	}
-	if (__builtin_expect(tt_event_naming(e) == TT_NAMED_BY_TEXT && e->args, 0)) {
-		for (const struct tt_an_arg *a = e->args; a->key; a++)
-			tt_json_mark_arg(j, &open, a);
-		tt_out_reserve(o, TT_OUT_SLACK); /* (the room reserved for the event may be spent) */
-	}
-	if (e->flags & TT_EV_SCOPE_VALUE) {
-		tt_json_arg_key(o, &open, "\"value\":", 8);
-		tt_out_i64(o, e->scope_value);
-	}
-	if (e->flags & TT_EV_DESCRIBED) {
-		tt_json_arg_key(o, &open, "\"description\":", 14);
-		j->scratch.len = 0;
-		tt_json_escape(&j->scratch, e->text, e->text_len);
-		if (!j->scratch.oom)
-			tt_out_lit(o, j->scratch.p, j->scratch.len);
-	}
-	if (e->flags & TT_EV_UNTERMINATED)
-		tt_json_arg_key(o, &open, "\"unterminated\":true", 19);
-	if (e->flags & TT_EV_UNBEGUN)
-		tt_json_arg_key(o, &open, "\"unbegun\":true", 14);
-	if (e->flags & TT_EV_CLIPPED_BEGIN)
-		tt_json_arg_key(o, &open, "\"clipped_begin\":true", 20);
-	if (e->flags & TT_EV_CLIPPED_END)
-		tt_json_arg_key(o, &open, "\"clipped_end\":true", 18);
+	if (__builtin_expect(e->flags & TT_JSON_ARGS, 0)) /* (one test for nearly every event) */
+		tt_json_args(j, e, &open);
 	if (open)
 		tt_out_char(o, '}');
 	tt_out_char(o, '}');
