@@ -288,6 +288,24 @@ static int tt_os_is_own(DWORD tid)
 #define TT_OS_WATCH_MS 1000
 #define TT_OS_WATCHED 8
 
+/* A crash: 1 once the first began (its trace written once); the exception it was (0:
+ * abort()'s, or none yet) */
+static LONG tt_os_crash_once;
+static DWORD tt_os_crash_code;
+
+static int tt_os_crash_first(DWORD code)
+{
+	if (InterlockedExchange(&tt_os_crash_once, 1) != 0)
+		return 0;
+	__atomic_store_n(&tt_os_crash_code, code, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static int tt_os_wine(void)
+{
+	return GetProcAddress(GetModuleHandleA("ntdll.dll"), "wine_get_version") != NULL;
+}
+
 /* The program's threads now, their handles into `seen` (up to TT_OS_WATCHED, *n of
  * them): the number; -1: no snapshot. */
 static int tt_os_program_threads(HANDLE *seen, size_t *n)
@@ -347,6 +365,13 @@ static void *tt_os_watch_last(void *unused)
 			}
 		}
 	}
+	/* After a crash, its code, as Windows ends the process (the last thread's was 0:
+	 * Wine ends a thread whose stack overflowed alone, with no code of its own, and an
+	 * unhandled exception's end raced the look: exit 0 after a crash, r50 #2, #4);
+	 * Wine, without ticktrace's threads, exits 1 as that thread ends */
+	DWORD crash = __atomic_load_n(&tt_os_crash_code, __ATOMIC_ACQUIRE);
+	if (crash)
+		code = crash == EXCEPTION_STACK_OVERFLOW && tt_os_wine() ? 1 : crash;
 	tt_os_end();
 	ExitProcess(code);
 }
@@ -1610,21 +1635,45 @@ void tt_os_machine_tick(struct tt_machine_info *machine)
 		return;
 	machine->tick_ns = (uint32_t)ns;
 	machine->flags |= TT_MACHINE_TICK;
-	if (GetProcAddress(GetModuleHandleA("ntdll.dll"), "wine_get_version"))
+	if (tt_os_wine())
 		machine->flags |= TT_MACHINE_TICK_EACH;
 }
 
 static void (*tt_os_crashed)(uint32_t cause);
 static LPTOP_LEVEL_EXCEPTION_FILTER tt_os_crash_next;
 
-static LONG tt_os_crash_once;
-
 static LONG WINAPI tt_os_crash_filter(EXCEPTION_POINTERS *e)
 {
-	if (InterlockedExchange(&tt_os_crash_once, 1) == 0)
-		tt_os_crashed((uint32_t)e->ExceptionRecord->ExceptionCode);
+	void (*crashed)(uint32_t) = __atomic_load_n(&tt_os_crashed, __ATOMIC_ACQUIRE);
+	if (crashed && tt_os_crash_first(e->ExceptionRecord->ExceptionCode))
+		crashed((uint32_t)e->ExceptionRecord->ExceptionCode);
 	return tt_os_crash_next ? tt_os_crash_next(e) : EXCEPTION_CONTINUE_SEARCH;
 }
+
+/* The filter is set as the module loads (a TLS callback, called before the program's C
+ * runtime starts), else at start-up: mingw-w64's runtime keeps the filter it finds as
+ * it starts and calls it from main's thread's own handler, before the program's filter
+ * (a crash reporter's, which may end the process without calling the one it replaced).
+ * The DLL's was set so, at its load; the static library's, in a constructor that runs
+ * after the runtime's start, was not: a program's filter left no trace (r50 #3). */
+static LONG tt_os_filter_set;
+
+static void tt_os_crash_filter_set(void)
+{
+	if (InterlockedExchange(&tt_os_filter_set, 1) == 0)
+		tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
+}
+
+static void NTAPI tt_os_loaded(PVOID module, DWORD reason, PVOID reserved)
+{
+	(void)module;
+	(void)reserved;
+	if (reason == DLL_PROCESS_ATTACH)
+		tt_os_crash_filter_set();
+}
+
+/* (mingw-w64's TLS directory lists the callbacks from .CRT$XLA to .CRT$XLZ) */
+static PIMAGE_TLS_CALLBACK tt_os_loaded_callback __attribute__((used, section(".CRT$XLT"))) = tt_os_loaded;
 
 static DWORD WINAPI tt_os_overflowed(void *unused)
 {
@@ -1641,7 +1690,7 @@ static DWORD WINAPI tt_os_overflowed(void *unused)
 static LONG WINAPI tt_os_overflow_first(EXCEPTION_POINTERS *e)
 {
 	if (e->ExceptionRecord->ExceptionCode != EXCEPTION_STACK_OVERFLOW ||
-	    InterlockedExchange(&tt_os_crash_once, 1) != 0)
+	    !tt_os_crash_first(EXCEPTION_STACK_OVERFLOW))
 		return EXCEPTION_CONTINUE_SEARCH;
 	HANDLE writer = CreateThread(NULL, 0, tt_os_overflowed, NULL, 0, NULL);
 	if (writer) {
@@ -1664,7 +1713,7 @@ static void (*tt_os_abort_next)(int);
 
 static void tt_os_aborted(int sig)
 {
-	if (InterlockedExchange(&tt_os_crash_once, 1) == 0) {
+	if (tt_os_crash_first(0)) {
 		tt_os_crashed(TT_OS_FILE_SIGABRT);
 		if (tt_os_end)
 			tt_os_ending();
@@ -1676,9 +1725,9 @@ static void tt_os_aborted(int sig)
 int tt_os_on_crash(void (*crashed)(uint32_t cause), int ends)
 {
 	(void)ends; /* (no signal ends a program by default: a console's Ctrl-C, say, is not taken) */
-	tt_os_crashed = crashed;
+	__atomic_store_n(&tt_os_crashed, crashed, __ATOMIC_RELEASE);
 	tt_os_abort_next = signal(SIGABRT, tt_os_aborted);
-	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
+	tt_os_crash_filter_set();
 	return AddVectoredExceptionHandler(1, tt_os_overflow_first) ? 0 : -ENOMEM;
 }
 
