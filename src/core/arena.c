@@ -838,13 +838,14 @@ struct tt__chunk *tt__chunk_alloc(void)
 			__atomic_store_n(&tt__arena_used_up, 1, __ATOMIC_RELAXED);
 			return NULL;
 		}
+#if !TT_OS_RESERVE_WRITABLE
 		/* Past what tt-prefault committed, where the writers may not touch the
 		 * reservation before it is: committed here (tt-prefault committing it too
-		 * changes nothing the writer wrote). */
-		if (!TT_OS_RESERVE_WRITABLE &&
-		    chunk + TT__CHUNK_SIZE > __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) &&
-		    tt_os_commit(chunk, TT__CHUNK_SIZE) != 0)
+		 * changes nothing the writer wrote), faulted in by the writer's own events. */
+		if (chunk + TT__CHUNK_SIZE > __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) &&
+		    tt_os_commit_unfaulted(chunk, TT__CHUNK_SIZE) != 0)
 			return NULL;
+#endif
 		__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
 		if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) <
 		    __atomic_load_n(&tt__prefault_ahead, __ATOMIC_RELAXED) / 2)

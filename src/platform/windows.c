@@ -670,14 +670,19 @@ static int tt_os_view_map(char *to)
 	return 0;
 }
 
-int tt_os_commit(void *at, size_t size)
+int tt_os_commit_unfaulted(void *at, size_t size)
 {
 	char *to = (char *)at + size;
 	AcquireSRWLockExclusive(&tt_os_view.lock);
 	int view = (char *)at >= tt_os_view.base && to <= tt_os_view.limit;
 	int err = view && to > tt_os_view.mapped ? tt_os_view_map(to) : 0;
 	ReleaseSRWLockExclusive(&tt_os_view.lock);
-	if (err || (!view && !VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE)))
+	return err || (!view && !VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE)) ? -ENOMEM : 0;
+}
+
+int tt_os_commit(void *at, size_t size)
+{
+	if (tt_os_commit_unfaulted(at, size) != 0)
 		return -ENOMEM;
 	tt_os_fault_in(at, size); /* (committed pages are zero, but not yet there) */
 	return 0;
