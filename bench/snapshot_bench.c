@@ -234,24 +234,27 @@ static int tt_bench_snap_take(const char *dir, int number, struct tt_bench_writt
 static int tt_bench_snap_measure(const char *dir, double figures[TT_BENCH_SNAP_FIGURES])
 {
 	int64_t trigger = tt_bench_now_ns();
-	int quiet_batches, batches = 0;
+	int quiet_batches, batches = 0, number = 1, seen = 0;
 	figures[TT_BENCH_SNAP_FIG_QUIET_NS] =
 		tt_bench_snap_batches_within(trigger - TT_BENCH_SNAP_QUIET_NS, trigger, &quiet_batches);
-	for (int number = 1; batches < TT_BENCH_SNAP_MIN_BATCHES && number <= TT_BENCH_SNAP_TRIES; number++) {
+	for (; batches < TT_BENCH_SNAP_MIN_BATCHES && number <= TT_BENCH_SNAP_TRIES; number++) {
 		struct tt_bench_written w = {0};
 		int err = tt_bench_snap_take(dir, number, &w);
 		if (err < 0)
 			return -1;
 		if (err)
 			continue;
+		seen++;
 		figures[TT_BENCH_SNAP_FIG_DURING_NS] = tt_bench_snap_batches_within(w.opened_at, w.missed_at, &batches);
 		figures[TT_BENCH_SNAP_FIG_MS] = (double)(w.found_at - w.opened_at) / 1e6;
 		figures[TT_BENCH_SNAP_FIG_EVENTS] = (double)w.records;
 	}
 	figures[TT_BENCH_SNAP_FIG_BATCHES] = batches;
 	if (batches < TT_BENCH_SNAP_MIN_BATCHES || quiet_batches < TT_BENCH_SNAP_MIN_BATCHES) {
+		/* (none seen: no look found a file open, a slow look or the file where none looks) */
 		fprintf(stderr, "ticktrace-bench: %d batches known to be recorded while a snapshot was "
-			"written, %d before: too few\n", batches, quiet_batches);
+			"written, %d before: too few (%d of %d snapshots seen being written)\n", batches,
+			quiet_batches, seen, number - 1);
 		return -1;
 	}
 	return 0;

@@ -48,7 +48,8 @@ def main():
         said = []
         for n in range(CHILDREN):
             rc, figures, err = run_child(tmp)
-            said.append(f"child {n + 1}: exit {rc}, {figures}: {err.strip()[:600]}")
+            own = [line for line in err.splitlines() if line.startswith("ticktrace-bench:")]
+            said.append(f"child {n + 1}: exit {rc}, {figures}: {' '.join(own) or err.strip()[:600]}")
             print(said[-1])
             if rc == 0:
                 break
