@@ -23,6 +23,11 @@ from verdict import check, verdict
 
 BENCH = sys.argv[1]
 CHILDREN = 3
+if os.environ.get("TT_SANITIZE", "none") != "none":
+    # (tt-spikes, built so, began writing the trigger's snapshot 7.8 s after it, past the
+    # 2 s of batches each recorder logs: 0 batches within, 3 of 3 writings seen)
+    print("SKIP: a sanitizer build: its snapshots are written seconds late, past the child's log")
+    sys.exit(77)
 
 
 def run_child(tmp):
