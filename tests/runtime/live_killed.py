@@ -131,7 +131,7 @@ def check_unnamed(tmp):
     loaded = converted(tmp, live, "unnamed")
     # (its wall clock "as written" is the live file's making, not a time the run wrote it
     # last: said so, outside tester r50 #6)
-    check("wall clock as the live file was made:" in info.stdout and "wall clock as written" not in info.stdout,
+    check("wall clock as the file began:" in info.stdout and "wall clock as written" not in info.stdout,
           "info of a killed run's live file: its second wall clock not said as the live file's making:\n%s"
           % info.stdout)
     for tid, name in workers.items():

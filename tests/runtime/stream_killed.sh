@@ -33,4 +33,7 @@ grep -q "$missing" "$dir/report_err" || { cat "$dir/report" "$dir/report_err"; f
 # program's: outside tester r50 #5)
 "$tool" convert -q -o "$dir/erased.json" "$dir/erased.ttr" || fail "erased: convert failed"
 ! grep -q tt-drain "$dir/info" "$dir/erased.json" || fail "erased: tt-drain shown as a thread of the program's"
+# (its second wall clock, written as the file began, is not said as the file's writing: r51)
+grep -q 'wall clock as the file began:' "$dir/info" && ! grep -q 'wall clock as written' "$dir/info" ||
+	fail "erased: the stream's second wall clock said as written: $(grep 'wall clock' "$dir/info")"
 echo "ok: killed later, the erased calls said missing, no tt-drain shown"
