@@ -414,12 +414,14 @@ void tt__say_drops(void)
 			"them all\n", (uint64_t)tt__config.chunk_budget * TT__CHUNK_RECORDS,
 			tt__config.buffer_events, (size_t)TT__CHUNK_RECORDS);
 	uint64_t aside = tt__arena_set_aside_bytes();
+	/* (a stream's run is told of no mode it runs already: outside tester r51) */
+	const char *other_modes = tt__mode->drains ? "" : ": TICKTRACE_MODE=stream or ring keeps more";
 	if (tt__arena_full() && tt__arena_gave_room())
 		fprintf(tt__err, "ticktrace: the buffers of all threads together stopped at %" PRIu64
 			" MiB, where the program's own use of its address space (ulimit -v, RLIMIT_AS: "
 			"%" PRIu64 " MiB) left them no more room (they take at most a quarter of what "
-			"is free as they grow, the rest the program's): TICKTRACE_MODE="
-			"stream or ring keeps more\n", tt__arena_bytes() >> 20, tt_os_address_limit() >> 20);
+			"is free as they grow, the rest the program's)%s\n", tt__arena_bytes() >> 20,
+			tt_os_address_limit() >> 20, other_modes);
 	else if (tt__arena_full() && aside)
 		fprintf(tt__err, "ticktrace: the buffers of all threads together reached their part "
 			"of the run's memory budget, %" PRIu64 " of %" PRIu64 " KiB (TICKTRACE_MEMORY; "
@@ -428,12 +430,12 @@ void tt__say_drops(void)
 	else if (tt__arena_full() && tt__arena_bytes() < tt__config.memory_bytes)
 		fprintf(tt__err, "ticktrace: the buffers of all threads together reached the %" PRIu64
 			" MiB the process's address space left them (of the %" PRIu64 " MiB of "
-			"TICKTRACE_MEMORY): TICKTRACE_MODE=stream or ring keeps more\n",
-			tt__arena_bytes() >> 20, tt__config.memory_bytes >> 20);
+			"TICKTRACE_MEMORY)%s\n", tt__arena_bytes() >> 20, tt__config.memory_bytes >> 20, other_modes);
 	else if (tt__arena_full())
 		fprintf(tt__err, "ticktrace: the buffers of all threads together reached the run's "
 			"memory budget, %" PRIu64 " MiB (TICKTRACE_MEMORY): set it larger, or "
-			"TICKTRACE_BUFFER smaller, or TICKTRACE_MODE=stream\n", tt__config.memory_bytes >> 20);
+			"TICKTRACE_BUFFER smaller%s\n", tt__config.memory_bytes >> 20,
+			tt__mode->drains ? "" : ", or TICKTRACE_MODE=stream");
 	if (total[TT_DROP_BEHIND])
 		fprintf(tt__err, "ticktrace: the drain thread could not write as fast as threads "
 			"recorded: a larger TICKTRACE_BUFFER absorbs bursts, a faster disk the rest\n");

@@ -129,6 +129,11 @@ def check_unnamed(tmp):
     live, workers = killed_run(tmp, "unnamed")
     info = subprocess.run([TOOL, "info", live], capture_output=True, text=True, timeout=120)
     loaded = converted(tmp, live, "unnamed")
+    # (its wall clock "as written" is the live file's making, not a time the run wrote it
+    # last: said so, outside tester r50 #6)
+    check("wall clock as the file began:" in info.stdout and "wall clock as written" not in info.stdout,
+          "info of a killed run's live file: its second wall clock not said as the live file's making:\n%s"
+          % info.stdout)
     for tid, name in workers.items():
         check(re.search(r"^\s*%d\s+%s: outer\s" % (tid, re.escape(name)), info.stdout, re.M),
               "info does not name worker %d \"%s: outer\":\n%s" % (tid, name, info.stdout))

@@ -420,8 +420,12 @@ static void tt_print_machine(FILE *out, const struct tt_file *f)
 	fputc('\n', out);
 	if (m->flags & TT_MACHINE_START_CLOCK)
 		tt_print_clock_reading(out, "at start", &m->start, windows);
+	/* (a live file's and a stream's, written as the file began: seconds before its
+	 * records end, and a run killed later wrote no other: outside testers r50 #6, r51) */
 	if (m->flags & TT_MACHINE_WRITTEN_CLOCK)
-		tt_print_clock_reading(out, "as written", &m->written, windows);
+		tt_print_clock_reading(out, f->header.flags & (TT_FILE_LIVE | TT_FILE_STREAMED) ? "as the file began"
+												: "as written",
+				       &m->written, windows);
 }
 
 /* The runtime's lines beside the trace (TICKTRACE_LOG's default in the zero-markup

@@ -26,6 +26,29 @@ static void tt_file_live_states_lost(struct tt_thread *t)
 	t->flags |= TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_LIVE, 0);
 }
 
+/* ticktrace's own threads that hold nothing (mode stream's tt-drain, described so that
+ * its file names it) are not shown as the program's: `info` listed it, `convert` counted
+ * it and gave it an empty track (outside tester r50 #5). */
+static int tt_file_hide_idle_runtime(struct tt_file *f)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *t = &f->threads[i];
+		if ((t->flags & TT_THREAD_RUNTIME) && !t->events && !t->dropped_total && !t->nsections &&
+		    !t->has_states && !t->counters && !t->filtered && !t->dropped_calls && !t->unpacked)
+			continue;
+		f->threads[kept++] = *t;
+	}
+	if (kept == f->nthreads)
+		return 0;
+	f->nthreads = kept;
+	tt_map_free(&f->thread_map);
+	for (size_t i = 0; i < kept; i++)
+		if (tt_map_put(&f->thread_map, f->threads[i].index, (uint32_t)i) < 0)
+			return tt_error("%s: out of memory", f->path);
+	return 0;
+}
+
 /* Reads the file in memory; a mapped one is released as it is read. */
 static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *data, size_t size,
 			 bool mapped)
@@ -43,7 +66,7 @@ static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *dat
 			tt_file_count_gaps(f, &f->threads[i]);
 		tt_file_trim_cut_event(f, &f->threads[i]);
 	}
-	if (rc == 0 && tt_file_add_decoder_sites(f) < 0)
+	if (rc == 0 && (tt_file_hide_idle_runtime(f) < 0 || tt_file_add_decoder_sites(f) < 0))
 		rc = -1;
 	tt_diag_about(about_was);
 	return rc;
