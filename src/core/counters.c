@@ -1355,4 +1355,3 @@ void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__co
 	tt__counters_sections(slot, at, fn, ctx);
 	tt__sched_unlock(&old);
 }
-

@@ -161,7 +161,7 @@ void tt__config_read(void)
 	tt__config_log(getenv("TICKTRACE_LOG"));
 	tt__config.off = !tt_setting_on("TICKTRACE", getenv("TICKTRACE"), true, "recording on", tt__err);
 	tt__config.live = tt_setting_on(TT_ENV_LIVE, getenv(TT_ENV_LIVE), false,
-					"no live file (a SIGKILL loses the run)", tt__err);
+					"no live file (a " TT_OS_HARD_KILL " loses the run)", tt__err);
 	tt__config.buffer_events = tt_buffer_events(getenv(TT_ENV_BUFFER), tt__err);
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;

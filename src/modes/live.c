@@ -120,7 +120,7 @@ static int tt__live_own(struct tt__live *lv, struct tt__fd *fd)
 	fprintf(tt__err, "ticktrace: %s: the program closed the live file's descriptor and the file "
 		"could not be kept again (not there by its name, or its new number taken too): "
 		"threads get no more buffers (their events are counted as "
-		"dropped), and a SIGKILL loses the names since\n", lv->path);
+		"dropped), and a " TT_OS_HARD_KILL " loses the names since\n", lv->path);
 	return -EBADF;
 }
 
@@ -199,7 +199,7 @@ int tt__live_start(void)
 	lv->arena_bytes = TT__LIVE_GROW;
 	if (err) {
 		fprintf(tt__err, "ticktrace: %s: no room for a live file (%s): the buffers are in "
-			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
+			"memory, and a " TT_OS_HARD_KILL " loses them\n", lv->path, strerror(-err));
 		tt__live_remove(lv);
 		tt__fd_close(&lv->kept);
 		free(lv->out);

@@ -37,7 +37,7 @@ static void tt__prepare_whole(void)
 	tt_os_writing_end(&writing);
 	char path[4096], why[160];
 	if (err)
-		fprintf(tt__err, "ticktrace: no live file %s.live (%s): a run killed by SIGKILL will "
+		fprintf(tt__err, "ticktrace: no live file %s.live (%s): a run killed by " TT_OS_HARD_KILL " will "
 			"leave no trace\n", tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT,
 			tt__fd_why(err, why, sizeof why));
 }

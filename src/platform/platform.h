@@ -668,6 +668,14 @@ int tt_os_at_fork(void (*before)(void), void (*parent)(void), void (*child)(void
 #else
 #define TT_OS_END_JOINS 0
 #endif
+/* What ends a process with no chance to write its trace, as messages name it: a live
+ * file outlives it (a Windows user's end is TerminateProcess, Task Manager's or
+ * taskkill /F's, not a signal: outside tester r50 #6). */
+#ifdef _WIN32
+#define TT_OS_HARD_KILL "TerminateProcess"
+#else
+#define TT_OS_HARD_KILL "SIGKILL"
+#endif
 /* Whether start-up may wait for a thread of ticktrace's to run: Linux's does (none
  * that a fork finds starting, base/threads.c; the stream's drain makes its file in a
  * table of its own, modes/stream.c); Windows' runs in a DLL's attach, under the

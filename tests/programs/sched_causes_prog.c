@@ -356,7 +356,7 @@ static void *shared_spinner(void *unused)
 /* readwait: main's scopes beside spinners on its CPU, each long wait for it ending
  * as the others' slices do. */
 #define READWAIT_SPINNERS 2
-#define READWAIT_SCOPES 8
+#define READWAIT_SCOPES 16
 static atomic_int readwait_done;
 
 static void *readwait_spinner(void *unused)

@@ -66,6 +66,10 @@ WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and af
 LOSS_SAID = "the program closed the"
 
 
+# the modes of PROG that hold every number below their limit as they exit
+TAKES_EVERY_NUMBER = ("closes_dup2",)
+
+
 def run(args, workdir, settings, limit=None, nobody=False, err_file=None):
     """PROG ARGS in workdir: with ticktrace's `settings`, under `record` (None), or
     plain ({"TICKTRACE": "0"}); its stderr into `err_file` (a file, which ticktrace
@@ -78,7 +82,7 @@ def run(args, workdir, settings, limit=None, nobody=False, err_file=None):
     else:
         env.update(settings)
 
-    if limit and "ASAN_OPTIONS" in env:
+    if (limit or args[0] in TAKES_EVERY_NUMBER) and "ASAN_OPTIONS" in env:
         # (LeakSanitizer's check at exit opens /proc/PID/task: a program holding every
         # descriptor it may have leaves it none, and it aborts, with or without ticktrace)
         env["ASAN_OPTIONS"] += ":detect_leaks=0"

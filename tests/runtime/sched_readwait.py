@@ -10,9 +10,12 @@ whether a reading holds a wait that ended within its span is not known, but the 
 counts each wait whole and the next reading says which it held. Each split from the
 switches must hold the kernel's figures within its stated error (a reading's span,
 50 us, beside it: when the values were read within it is not known), and that error
-stay under a quarter of the spike in all of a run's scopes but one: before, in 59 of 128 such scopes (16 runs at load
-~35) it was at least that, up to the whole spike, where the switches were within
-microseconds of the kernel's wait.
+stay under a quarter of the spike in all of a run's 16 scopes but WIDE_ALLOWED: before, in
+59 of 128 such scopes (16 runs at load ~35) it was at least that, up to the whole spike,
+where the switches were within microseconds of the kernel's wait; since, in about 1 in 40
+(4 of 160 at load 13-17: no reading near the scope, tt-sched late, each said within its
+time on CPU, as it should). Of 16 such scopes, more than 3 wide is 1 run in 1,800 at that
+rate and 43 in 44 at the old one (a CI run of 8 scopes failed with 2 wide, one allowed).
 
 Usage: sched_readwait.py PROG TICKTRACE
 """
@@ -26,7 +29,8 @@ import pinned
 
 PROG, TOOL = sys.argv[1:3]
 SPAN_NS = 50000  # format.h's TT_SCHEDSTAT_SPAN_NS
-CHECKED_AT_LEAST = 4  # scopes split from the switches, each preempted
+CHECKED_AT_LEAST = 8  # scopes split from the switches, each preempted (of 16)
+WIDE_ALLOWED = 3
 
 
 def main():
@@ -64,12 +68,11 @@ def main():
                 failures.append("preempted beyond its error of the kernel's wait: " + line)
             if 4 * err >= dur:
                 wide.append(line)
-        # (one scope a run may have readings that cannot tell: a CI run's clang stage had
-        # one within its whole spike, on CPU 0.8 ms above the kernel's CPU time inside it;
-        # before the fix, 3 or 4 of a run's 8 were, 59 of 128)
-        if len(wide) > 1:
-            failures += ["within a quarter of the spike or more (%d of %d scopes; one allowed): %s"
-                         % (len(wide), checked, w) for w in wide]
+        # (a few scopes a run may have readings that cannot tell: a CI run's clang stage had
+        # one within its whole spike, on CPU 0.8 ms above the kernel's CPU time inside it)
+        if len(wide) > WIDE_ALLOWED:
+            failures += ["within a quarter of the spike or more (%d of %d scopes; %d allowed): %s"
+                         % (len(wide), checked, WIDE_ALLOWED, w) for w in wide]
         print("%d scopes split from the switches and preempted, %d within a quarter of the spike or more"
               % (checked, len(wide)))
         if not failures and checked < CHECKED_AT_LEAST:

@@ -381,12 +381,15 @@ def settings(ticktrace, wrapper, exe, d):
     ttr = os.path.join(d, "set.ttr")
     env = {"TICKTRACE_OUT": wine_path(ttr), "TICKTRACE": "no", "TICKTRACE_SCHED": "bogus",
            "TICKTRACE_SPIKES": "sp.jsonl", "TICKTRACE_REPORT": "stderr", "TICKTRACE_MODE": "RING",
-           "TICKTRACE_LOG": "log-%p.txt", "TICKTRACE_SNAPSHOT_MAX": "4", "TICKTRACE_SPIKES_LOG_MAX": "1M"}
+           "TICKTRACE_LOG": "log-%p.txt", "TICKTRACE_SNAPSHOT_MAX": "4", "TICKTRACE_SPIKES_LOG_MAX": "1M",
+           "TICKTRACE_LIVE": "yes"}
     p = program(wrapper, exe, d, env, "plain")
     for said in ("TICKTRACE=no is not 0 (off) or 1 (on); recording on",
                  "TICKTRACE_SCHED=bogus is not 0, 1, switches or schedstat",
                  "TICKTRACE_LOG=log-%p.txt: not on Windows",
-                 "TICKTRACE_MODE=RING is not stop, stream or ring; using stop"):
+                 "TICKTRACE_MODE=RING is not stop, stream or ring; using stop",
+                 # (what loses a run on Windows is TerminateProcess, not Linux's SIGKILL: r50 #6)
+                 "TICKTRACE_LIVE=yes is not 0 (off) or 1 (on); no live file (a TerminateProcess loses the run)"):
         if p.stderr.count(said) != 1:
             fail(f"settings: not said once: {said!r}:\n{p.stderr}")
     # (what runs on Windows as on Linux is not said to be missing)

@@ -103,6 +103,19 @@ static const struct tt_record *tt_live_copy_chunk(struct tt_file *f, uint64_t of
 	return copy->records;
 }
 
+/* An event cut short, at record `first` of `ev`, left out: counted as dropped with the
+ * `removed` records of it (and after it) that go. */
+static void tt_count_cut_event(struct tt_file *f, struct tt_thread *t, const struct tt_events *ev, size_t first,
+			       uint64_t removed)
+{
+	if (!t->cut_events++)
+		t->cut_offset = tt_record_offset(ev, first);
+	t->dropped_total++;
+	f->dropped++;
+	t->records -= removed;
+	f->records -= removed;
+}
+
 /* Where a running live file's thread's chunk ends inside an event (the chunk read
  * while its thread wrote that event, or recycled as it was read) and the next chunk
  * does not go on with the rest of it: that event is left out and counted as dropped,
@@ -127,12 +140,7 @@ static void tt_live_trim_between(struct tt_file *f, struct tt_thread *t)
 			more++;
 		if (more + behind >= after)
 			continue;
-		if (!t->cut_events++)
-			t->cut_offset = tt_record_offset(ev, i - 1);
-		t->dropped_total++;
-		f->dropped++;
-		t->records -= ev->count - (i - 1);
-		f->records -= ev->count - (i - 1);
+		tt_count_cut_event(f, t, ev, i - 1, ev->count - (i - 1));
 		ev->count = i - 1;
 	}
 }
@@ -278,13 +286,7 @@ void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t)
 			if (kind == TT_REC_PAD || tt_records_after(kind, TT_RECORD_PAYLOAD(r[i].word)) <= behind)
 				return;
 			/* Cut: drop it and what of it was written. */
-			if (!t->cut_events++)
-				t->cut_offset = tt_record_offset(ev, i);
-			t->dropped_total++;
-			f->dropped++;
-			uint64_t removed = behind + 1;
-			t->records -= removed;
-			f->records -= removed;
+			tt_count_cut_event(f, t, ev, i, behind + 1);
 			t->sections[s].count = i;
 			t->nsections = s + (i > 0);
 			if (f->header.flags & TT_FILE_LIVE)
