@@ -16,7 +16,9 @@
 # runs pays it each time): `lua -e ''` 20 times in a row, plain and zero-markup, in
 # turns, REPEATS times; the difference of the medians of their CPU time a process.
 #
-#   bench/real_program.sh BUILD_DIR [REPEATS] [--json FILE|-]
+#   bench/real_program.sh BUILD_DIR [REPEATS] [--starts] [--json FILE|-]
+#
+# --starts: zero_markup_start_ms alone (no uftrace, no work.lua runs: a minute, not five).
 #
 # --json writes {"zero_markup_cpu_ratio": ..., "uftrace_cpu_ratio": ..., "zero_markup_start_ms": ...,
 # ...} (ticktrace-bench
@@ -25,20 +27,21 @@
 # the sources and the plain and -pg builds are kept in $TT_REAL_DIR (default
 # ~/.cache/ticktrace/real), the zero-markup build is made again each run.
 set -euo pipefail
-usage="usage: real_program.sh BUILD_DIR [REPEATS] [--json FILE|-]"
+usage="usage: real_program.sh BUILD_DIR [REPEATS] [--starts] [--json FILE|-]"
 build=$(realpath "${1:?$usage}")
 shift
-repeats=5 json=
+repeats=5 json= starts_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--json) json=${2:?$usage}; shift 2 ;;
+	--starts) starts_only=1; shift ;;
 	[0-9]*) repeats=$1; shift ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
 here=$(dirname "$(realpath "$0")")
 skip() { echo "real_program.sh: skipped: $*" >&2; exit 77; }
-command -v uftrace >/dev/null || skip "no uftrace to compare with"
+[ -n "$starts_only" ] || command -v uftrace >/dev/null || skip "no uftrace to compare with"
 sanitize=$(meson introspect --buildoptions "$build" 2>/dev/null |
 	python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "b_sanitize"))')
 # ticktrace's default settings: none of the caller's (ticktrace-bench sets its own)
@@ -70,7 +73,7 @@ make_lua() {
 		{ cat "$1.log" >&2; echo "real_program.sh: building Lua ($1) failed" >&2; exit 1; }
 }
 [ -x plain/src/lua ] || make_lua plain "$debian_cflags" "$debian_ldflags"
-[ -x pg/src/lua ] || make_lua pg "$debian_cflags -pg" "$debian_ldflags -pg"
+[ -n "$starts_only" ] || [ -x pg/src/lua ] || make_lua pg "$debian_cflags -pg" "$debian_ldflags -pg"
 make_lua zero "$debian_cflags $(pkg-config --cflags ticktrace-instrument)" \
 	"$debian_ldflags $(pkg-config --libs ticktrace-instrument)"
 
@@ -109,14 +112,38 @@ mkdir -p "$root/starts"
 (cd "$runs" && "$work/plain/src/lua" "$work/work.lua" >"$root/expected")
 plain=() zero=() nolib=() uft=() plain_start=() zero_start=()
 for _ in $(seq "$repeats"); do
-	plain+=("$(cpu "$work/plain/src/lua" "$work/work.lua")")
-	zero+=("$(cpu env LD_LIBRARY_PATH="$libdir" "$work/zero/src/lua" "$work/work.lua")")
-	nolib+=("$(cpu env LD_LIBRARY_PATH="$libdir" TICKTRACE_LIBCALLS=0 \
-		"$work/zero/src/lua" "$work/work.lua")")
-	uft+=("$(cpu uftrace record -d "$runs/uftrace.data" "$work/pg/src/lua" "$work/work.lua")")
+	if [ -z "$starts_only" ]; then
+		plain+=("$(cpu "$work/plain/src/lua" "$work/work.lua")")
+		zero+=("$(cpu env LD_LIBRARY_PATH="$libdir" "$work/zero/src/lua" "$work/work.lua")")
+		nolib+=("$(cpu env LD_LIBRARY_PATH="$libdir" TICKTRACE_LIBCALLS=0 \
+			"$work/zero/src/lua" "$work/work.lua")")
+		uft+=("$(cpu uftrace record -d "$runs/uftrace.data" "$work/pg/src/lua" "$work/work.lua")")
+	fi
 	plain_start+=("$(start_ms env LD_LIBRARY_PATH="$libdir" "$work/plain/src/lua" -e '')")
 	zero_start+=("$(start_ms env LD_LIBRARY_PATH="$libdir" "$work/zero/src/lua" -e '')")
 done
+ps=$(printf '%s\n' "${plain_start[@]}" | median)
+zs=$(printf '%s\n' "${zero_start[@]}" | median)
+sr=$(awk -v z="$zs" -v p="$ps" 'BEGIN {printf "%.3f", z - p}')
+starts_line="zero_markup_start_ms $sr: a process that does nothing (lua -e '') took $zs ms of CPU, $ps ms plain (medians of $repeats rounds of $starts)"
+# json KEY VALUE ...: the result, to --json's FILE or stdout
+json() {
+	local result
+	result=$(printf '"%s": %s, ' "$@")
+	result="{${result%, }}"
+	case $json in
+	'') ;;
+	-) echo "$result" ;;
+	*) echo "$result" >"$json" ;;
+	esac
+}
+if [ -n "$starts_only" ]; then
+	ls "$root/starts"/*.ttr >/dev/null 2>&1 ||
+		{ cat "$root/stderr" >&2; echo "real_program.sh: the zero-markup build wrote no trace" >&2; exit 1; }
+	echo "$starts_line" >&2
+	json zero_markup_start_ms "$sr"
+	exit 0
+fi
 # the zero-markup build recorded Lua's own functions (its last run's file)
 trace=$(ls "$runs"/*.ttr 2>/dev/null | head -n 1)
 [ -n "$trace" ] || { cat "$root/stderr" >&2; echo "real_program.sh: the zero-markup build wrote no trace" >&2; exit 1; }
@@ -130,22 +157,13 @@ u=$(printf '%s\n' "${uft[@]}" | median)
 zr=$(awk -v z="$z" -v p="$p" 'BEGIN {printf "%.3f", z / p}')
 ur=$(awk -v u="$u" -v p="$p" 'BEGIN {printf "%.3f", u / p}')
 nr=$(awk -v n="$n" -v p="$p" 'BEGIN {printf "%.3f", n / p}')
-ps=$(printf '%s\n' "${plain_start[@]}" | median)
-zs=$(printf '%s\n' "${zero_start[@]}" | median)
-sr=$(awk -v z="$zs" -v p="$ps" 'BEGIN {printf "%.3f", z - p}')
 {
 	echo "lua $version, Lua's Makefile, CPU seconds, medians of $repeats runs: plain $p, zero-markup $z" \
 		"($n with TICKTRACE_LIBCALLS=0), uftrace record (-pg) $u"
 	echo "zero_markup_cpu_ratio $zr (target <= 1.5 and <= uftrace's $ur); without the library calls $nr"
-	echo "zero_markup_start_ms $sr: a process that does nothing (lua -e '') took $zs ms of CPU, $ps ms" \
-		"plain (medians of $repeats rounds of $starts)"
+	echo "$starts_line"
 	echo "the zero-markup run said at exit (in its log beside the trace, TICKTRACE_LOG):"
 	cat "$root/stderr" "$runs"/*.log 2>/dev/null | grep -m3 'ticktrace:' || echo "(nothing)"
 } >&2
-result=$(printf '{"zero_markup_cpu_ratio": %s, "uftrace_cpu_ratio": %s, "zero_markup_no_libcalls_cpu_ratio": %s, "real_plain_cpu_s": %s, "zero_markup_start_ms": %s}' \
-	"$zr" "$ur" "$nr" "$p" "$sr")
-case $json in
-'') ;;
--) echo "$result" ;;
-*) echo "$result" >"$json" ;;
-esac
+json zero_markup_cpu_ratio "$zr" uftrace_cpu_ratio "$ur" zero_markup_no_libcalls_cpu_ratio "$nr" \
+	real_plain_cpu_s "$p" zero_markup_start_ms "$sr"

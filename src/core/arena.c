@@ -19,11 +19,18 @@
  * from them, so the window covers what they took in about the last
  * TT__PREFAULT_MEMORY_NS, and a burst like the last ones finds its memory ready
  * (never more than the arena already used, nor beyond TT__PREFAULT_AHEAD_MAX); and
- * while every core records, the zeroing waits for a free one. */
+ * while every core records, the zeroing waits for a free one. The window's least is
+ * four times what the writers used (TT_OS_PREFAULT_FIRST at first) up to
+ * TT__PREFAULT_AHEAD_MIN: a short run (a test suite runs thousands) paid 16 MiB
+ * zeroed at start, most of ticktrace's CPU time in a one-event program. A writer
+ * that goes on wakes tt-prefault with twice what it used still ready (a new
+ * process's first 4 M events at load 20: 0 to 112 faults of the writer's own, 0 to 8
+ * with 16 MiB from the start). */
 #define TT__ARENA_MAX (UINT64_C(256) << 30)
 #define TT__ARENA_MIN (UINT64_C(256) << 20)
 #define TT__PREFAULT_STEP (2u << 20)
 #define TT__PREFAULT_AHEAD_MIN (16u << 20)
+#define TT__PREFAULT_USED_TIMES 4
 #define TT__PREFAULT_AHEAD_MAX (256u << 20)
 #define TT__PREFAULT_MEMORY_NS 100000000
 #define TT__PREFAULT_PAUSE_NS 1000000 /* how often it looks for a free core again */
@@ -59,7 +66,7 @@ struct tt__sleeper {
 	int sleeping;
 };
 static struct tt__sleeper tt__prefault_sleeper, tt__clean_sleeper, tt__live_sleeper;
-static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* the window past the next chunk */
+static size_t tt__prefault_ahead = TT_OS_PREFAULT_FIRST; /* the window past the next chunk */
 /* The threads that took the latest chunks (tt__chunk_taken): tt-prefault's way to
  * see whether every core is recording. */
 #define TT__TAKERS 16
@@ -349,9 +356,12 @@ static void tt__size_prefault_window(char *fresh, int64_t now_ns)
 		ahead = (double)(fresh - tt__arena_base);
 	if (ahead > TT__PREFAULT_AHEAD_MAX)
 		ahead = TT__PREFAULT_AHEAD_MAX;
-	/* A live file's window is disk it takes before it is used: kept small. */
-	if (ahead < TT__PREFAULT_AHEAD_MIN || tt__chunks_file())
-		ahead = TT__PREFAULT_AHEAD_MIN;
+	/* (a live file's window is disk it takes before it is used: kept small) */
+	double least = TT__PREFAULT_USED_TIMES * (double)(fresh - tt__arena_base);
+	least = least < TT_OS_PREFAULT_FIRST ? TT_OS_PREFAULT_FIRST
+		: least > TT__PREFAULT_AHEAD_MIN ? TT__PREFAULT_AHEAD_MIN : least;
+	if (ahead < least || tt__chunks_file())
+		ahead = least;
 	__atomic_store_n(&tt__prefault_ahead, (size_t)ahead, __ATOMIC_RELAXED);
 }
 
@@ -530,6 +540,11 @@ static void tt__prefault_run(void)
 			continue;
 		}
 		size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
+		/* A window still growing, below the first huge page (small pages): a chunk
+		 * at a time, each ready for a writer close behind as soon as it is. */
+		if (tt__prefault_ahead < TT__PREFAULT_AHEAD_MIN && ready < tt__arena_base + TT__PREFAULT_STEP &&
+		    step > TT__CHUNK_SIZE)
+			step = TT__CHUNK_SIZE;
 		if (step > (size_t)(end - ready))
 			step = (size_t)(end - ready);
 		if (tt__file_grow(ready + step) == 0) {
@@ -767,7 +782,7 @@ void tt__arena_reset_after_fork(void)
 	/* (the child's process faults count from 0, and its tt-prefault was not faulting) */
 	tt__prefault_busy = 0;
 	tt__prefault_faults = 0;
-	tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN;
+	tt__prefault_ahead = TT_OS_PREFAULT_FIRST;
 	tt__recent_use = (struct tt__recent_use){0};
 	tt__to_clean_count = 0; /* the parent's threads' chunks */
 	tt__chunk_returned(); /* (a new arena, or the parent's chunks, are the child's now) */

@@ -205,6 +205,14 @@ int tt_os_commit(void *at, size_t size);
  * VM, whoever takes them, and a GetSystemInfo, 2 us under Wine). */
 int tt_os_commit_unfaulted(void *at, size_t size);
 #endif
+/* The memory a run's tt-prefault commits ahead of its writers before they have used
+ * any (core/arena.c grows it as they do): Linux, four chunks' worth; Windows, where a
+ * writer's own faults cost more (event_cold), 16 MiB, the window's least. */
+#ifdef _WIN32
+#define TT_OS_PREFAULT_FIRST (16u << 20)
+#else
+#define TT_OS_PREFAULT_FIRST (256u << 10)
+#endif
 /* Faults [at, at + size) of memory already there in for writing, changing no byte (a
  * thread may be writing into it): MADV_POPULATE_WRITE, else an atomic add of zero to
  * each page. */
