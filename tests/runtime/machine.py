@@ -100,7 +100,8 @@ def record(tmp, label, mode, wrap=(), user=None):
     # kernel's offset, the kernel's word on them as adjtimex says it here.
     state, status, tai = kernel_clock()
     unsync = state == TIME_ERROR or bool(status & STA_UNSYNC)
-    for when, said in (("start", "at start"), ("written", "as written")):
+    # (a stream's second reading is written as its file begins: said so)
+    for when, said in (("start", "at start"), ("written", "as the file began" if mode == "stream" else "as written")):
         r = m[when]
         check(before - 1 <= r["realtime_ns"] / 1e9 <= after + 1,
               "%s: %s's CLOCK_REALTIME %.3f not within the run (%.3f .. %.3f)"
