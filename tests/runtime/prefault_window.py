@@ -25,17 +25,19 @@ def check(cond, what):
 
 
 def arena_rss(pid):
-    """The arena's resident bytes: the mapping of 1 GiB or more, and the one just below
+    """The arena's resident bytes: the writable mapping of 1 to 256 GiB, and the one just below
     it (its first huge page's worth, left on small pages, is a mapping of its own)."""
     maps, rss = [], {}
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
             head = line.split()[0]
             if "-" in head and not head.endswith(":"):  # a mapping's first line
-                maps.append(tuple(int(x, 16) for x in head.split("-")))
+                maps.append(tuple(int(x, 16) for x in head.split("-")) + (line.split()[1],))
             elif head == "Rss:":
                 rss[maps[-1]] = int(line.split()[1]) * 1024
-    arena = [m for m in maps if m[1] - m[0] >= 1 << 30]
+    # (writable, at most 256 GiB: AddressSanitizer's shadow is terabytes, its allocator's
+    # regions tens of GiB with no access)
+    arena = [m for m in maps if 1 << 30 <= m[1] - m[0] <= 256 << 30 and m[2].startswith("rw")]
     if not arena:
         return None
     low = arena[0][0]
