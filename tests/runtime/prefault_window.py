@@ -13,15 +13,10 @@ import sys
 import tempfile
 import time
 
+from verdict import check, verdict
+
 PROG = sys.argv[1]
 MiB = 1 << 20
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def arena_rss(pid):
@@ -89,8 +84,7 @@ def main():
         check(rss is not None and used < rss <= 5 * used + 2 * MiB,
               f"scopes 20000 ({used} bytes of records): the arena holds {rss} bytes, "
               f"not more than they and at most five times and 2 MiB")
-    if failures:
-        sys.exit(1)
+    sys.exit(verdict())
 
 
 main()
