@@ -81,10 +81,12 @@ grep -q 'run.ttr: 1 functions turned off as the run went, each once a thread.s T
 	fail "report does not say that a function was turned off"
 filtered=$(sed -n 's/^  tiny: filtered \([0-9]*\) calls before it was turned off at .*/\1/p' report.out)
 [ -n "$filtered" ] || fail "report does not name tiny as turned off"
-# each thread erased up to 1024 before one of them turned it off (more on the others,
-# whose calls had passed the entry already): far fewer than the 4,000,001 made
-[ "${filtered:-0}" -ge 1024 ] && [ "${filtered:-0}" -lt 100000 ] ||
-	fail "tiny's calls filtered before it was turned off: ${filtered:-none}, not 1024 to 100,000"
+# each thread erased up to 1024 before one of them turned it off, and the others go on
+# erasing theirs while it does (a few thousand quiet; 159,286 in a CI run at load, its
+# turning thread preempted for 2 ms with the patch held): fewer than half the 4,000,001
+# made, where nothing turned off (the defect) filters every one
+[ "${filtered:-0}" -ge 1024 ] && [ "${filtered:-0}" -lt 2000000 ] ||
+	fail "tiny's calls filtered before it was turned off: ${filtered:-none}, not 1024 to 2,000,000"
 slow=$(awk '$1 == "slow" {print $2}' report.out)
 [ "${slow:-0}" = 4000 ] || fail "slow's calls: ${slow:-none}, not the 4,000 the program made"
 # the 3 ms call of tiny, main's, came after it was turned off: in no row of main's (a
