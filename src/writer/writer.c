@@ -206,9 +206,16 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 		held = false;
 		if (err)
 			goto out;
+		size_t records = 0;
+		for (size_t i = 0; i < threads; i++)
+			records += snaps[i].records;
 		for (size_t i = 0; i < threads; i++)
 			if (snaps[i].dropped[TT_DROP_OVERWRITTEN]) {
 				tt__say_ring_too_small(&snaps[i], window);
+				if (!records && window->none_if_lost) {
+					err = -ENODATA;
+					goto out;
+				}
 				break;
 			}
 	}

@@ -163,6 +163,9 @@ struct tt__window {
 	 * bytes, written or not (a full disk: what it needs). */
 	bool shortened;
 	uint64_t bytes;
+	/* Set by its maker: a window whose every record the rings overwrote before it was
+	 * copied is no file (-ENODATA), its cuts said all the same. */
+	bool none_if_lost;
 	/* Called once the file is whole, before it has its name (NULL: nothing): the
 	 * snapshot it replaces removed first, so that no reader of the folder ever finds
 	 * both, nor a part of the new one. */
