@@ -836,6 +836,17 @@ static void tt__snapshots_write_ended(struct tt__snapshots *sn, bool last)
 	}
 }
 
+int64_t tt__snapshots_next_end_ns(const struct tt_clock *clock)
+{
+	const struct tt__snapshots *sn = &tt__snap;
+	uint64_t now = __rdtsc(), next = UINT64_MAX;
+	for (size_t i = 0; sn->on && i < sn->nwaiting; i++)
+		next = sn->waiting[i].window.info.to_tsc < next ? sn->waiting[i].window.info.to_tsc : next;
+	if (next == UINT64_MAX)
+		return INT64_MAX;
+	return next <= now ? 0 : tt_clock_span(clock, next - now);
+}
+
 bool tt__snapshots_ended(void)
 {
 	const struct tt__snapshots *sn = &tt__snap;

@@ -85,6 +85,7 @@ struct tt__spikes_held {
 #define TT__SPIKES_CLOCK_NS 200000000
 #define TT__SPIKES_POLL_NS 20000000 /* tt-spikes reads what threads recorded: 20 ms */
 #define TT__SPIKES_IDLE_NS 100000000 /* and up to 100 ms apart while they record nothing */
+#define TT__SPIKES_END_WAIT_NS 200000 /* and 0.2 ms at least, where a snapshot's window is to end */
 
 static struct tt__spikes {
 	bool on;   /* the detector runs: for the log, or for snapshots */
@@ -672,6 +673,58 @@ static const struct tt__chunk *tt__spikes_find(const struct tt__slot *slot, stru
 #define TT__SPIKES_COPIES 64
 static struct tt_record tt__spikes_copy[TT__SPIKES_COPY_RECORDS];
 
+/* The CPU time tt-spikes' share allows it now, the process's `process_ns` (the share
+ * of it, or one CPU's TT__SPIKES_SHARE_WALL_PCT since the run began, or its first
+ * TT__SPIKES_SHARE_FREE_NS, whichever is more). */
+static double tt__spikes_allowed(int64_t process_ns)
+{
+	double share = TT__SPIKES_SHARE_PCT / 100 * (double)process_ns;
+	double floor = (double)(tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
+	double allowed = share > floor ? share : floor;
+	return allowed > TT__SPIKES_SHARE_FREE_NS ? allowed : TT__SPIKES_SHARE_FREE_NS;
+}
+
+/* The records tt-spikes' share affords it to read now: what is left of it at what a
+ * record cost so far, one copy at least, a look's at most (tt__spikes_within's rule). */
+static size_t tt__spikes_affordable(struct tt__spikes *sp)
+{
+	const struct tt__spikes_held *h = &sp->held;
+	double look = (double)TT__SPIKES_COPIES * TT__SPIKES_COPY_RECORDS;
+	if (h->read_records <= 0 || h->read_ns <= 0)
+		return (size_t)look;
+	double left = tt__spikes_allowed(tt_os_process_cpu_ns()) - (double)tt_os_thread_cpu_ns();
+	double records = left / (h->read_ns / h->read_records);
+	return records < TT__SPIKES_COPY_RECORDS ? TT__SPIKES_COPY_RECORDS : records > look ? (size_t)look
+										   : (size_t)records;
+}
+
+/* A thread held to the share, its place overwritten, read again for snapshots: the
+ * oldest of its ring passed over, the newest records the share affords now kept
+ * (chunks held, from `from` at *place). Read from the ring's front, the look took its
+ * oldest records, those the ring overwrites next, and found spikes whose windows had
+ * gone before they were copied; the larger the ring, the older (sqlite3 under record
+ * -f, held 5 s: 4 of 8 snapshots cut, each run's TICKTRACE_BUFFER advice the next
+ * run's cut: outside test r49, F5). The look reads as many records either way: those
+ * passed over are said now as events overwritten are, and not again as the ring
+ * recycles them; counted by their chunks' sizes, not read (reading them cost the share
+ * what reading them all did): a two-record event counts twice there. */
+static const struct tt__chunk *tt__spikes_pass_over(struct tt__spikes *sp, struct tt__spikes_thread *t,
+						    const struct tt__chunk *from, uint64_t *place)
+{
+	size_t chunks = 0;
+	for (const struct tt__chunk *c = from; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE))
+		chunks++;
+	size_t keep = tt__spikes_affordable(sp) / TT__CHUNK_RECORDS + 1;
+	uint64_t events = 0;
+	for (const struct tt__chunk *next; from && chunks > keep && (next = __atomic_load_n(&from->next, __ATOMIC_ACQUIRE));
+	     chunks--, from = next, ++*place)
+		events += (from->size - sizeof *from) / sizeof(struct tt_record);
+	if (events)
+		tt__spikes_say_overwritten(sp, t, events);
+	t->kept = events;
+	return from;
+}
+
 /* Chunks held: where the last look stopped, or the first chunk after records a ring
  * overwrote before they were read (counted and said: the detector starts again). */
 static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct tt__spikes_thread *t,
@@ -708,7 +761,8 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 		tt__spikes_restart(t);
 	t->at.read = 0;
 	t->kept = 0;
-	return tt__chunks_front(slot, place);
+	const struct tt__chunk *from = tt__chunks_front(slot, place);
+	return sp->snapshots && t->held ? tt__spikes_pass_over(sp, t, from, place) : from;
 }
 
 /* Copies the thread's next records (up to one not written yet, or the copy's room)
@@ -838,13 +892,12 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 static bool tt__spikes_within(struct tt__spikes *sp)
 {
 	struct tt__spikes_held *h = &sp->held;
-	double own = (double)tt_os_thread_cpu_ns(), share = TT__SPIKES_SHARE_PCT / 100;
-	double floor = (double)(tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
-	if (own <= TT__SPIKES_SHARE_FREE_NS || own <= floor || own <= share * (double)h->process_seen_ns)
+	double own = (double)tt_os_thread_cpu_ns();
+	if (own <= tt__spikes_allowed(h->process_seen_ns))
 		return true;
 	/* (the process's CPU time only grows: read again only past its last reading's share) */
 	h->process_seen_ns = tt_os_process_cpu_ns();
-	return own <= share * (double)h->process_seen_ns;
+	return own <= tt__spikes_allowed(h->process_seen_ns);
 }
 
 /* tt-spikes, every TT__SPIKES_POLL_NS, and once at exit (last: what threads left
@@ -860,21 +913,30 @@ static bool tt__spikes_poll(bool last)
 	struct tt_os_writing writing; /* (the log's lines, the snapshots) */
 	tt_os_writing_begin(&writing);
 	tt__lock(&sp->poll_lock);
-	int64_t now = tt_os_monotonic_ns();
+	int64_t now = tt_os_monotonic_ns(), writing_ns = 0;
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
 			continue;
 		/* (a copy at least of each thread: one whose reading the share affords is
 		 * never left for another's) */
-		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last, now, &read); i++)
-			if (!last && !tt__spikes_within(sp))
+		for (int i = 0; i < TT__SPIKES_COPIES; i++) {
+			bool more = tt__spikes_poll_slot(sp, slot, last, now, &read);
+			/* A spike's window that ended copied as soon as it is found, not after the
+			 * look: its ring recycles meanwhile (outside test r49, F5). */
+			if (sp->snapshots && !last && tt__snapshots_ended()) {
+				int64_t from = tt_os_thread_cpu_ns();
+				tt__snapshots_copy_ended();
+				writing_ns += tt_os_thread_cpu_ns() - from;
+			}
+			if (!more || (!last && !tt__spikes_within(sp)))
 				break;
+		}
 		if (last)
 			tt__spikes_forget(slot);
 	}
 	if (read && !last) { /* (what reading a record costs it, the snapshots' writing left out) */
-		sp->held.read_ns += (double)(tt_os_thread_cpu_ns() - sp->cpu_ns);
+		sp->held.read_ns += (double)(tt_os_thread_cpu_ns() - sp->cpu_ns - writing_ns);
 		sp->held.read_records += (double)read;
 	}
 	/* (after the spikes of what was read: the windows that ended are written) */
@@ -1065,9 +1127,9 @@ static void *tt__spikes_main(void *unused)
 	tt__fd_private_table(&log, log ? 1 : 0);
 	tt__thread_running("tt-spikes");
 	tt__thread_optional(TT__OPTIONAL_SPIKES, NULL);
-	int64_t sleep_ns = TT__SPIKES_POLL_NS;
+	int64_t sleep_ns = TT__SPIKES_POLL_NS, nap_ns = sleep_ns;
 	for (;;) {
-		tt_os_sleep_ns(sleep_ns);
+		tt_os_sleep_ns(nap_ns);
 		if (tt__thread_end_asked())
 			return NULL;
 		/* (twice as long after each look that found nothing: a program idle for hours
@@ -1075,6 +1137,10 @@ static void *tt__spikes_main(void *unused)
 		bool busy = tt__spikes_poll(false);
 		sleep_ns = busy ? TT__SPIKES_POLL_NS : 2 * sleep_ns < TT__SPIKES_IDLE_NS ? 2 * sleep_ns
 			 : TT__SPIKES_IDLE_NS;
+		/* (shorter where a spike's window ends sooner: copied as it ends, not a look
+		 * later, a held thread's ring recycling meanwhile: outside test r49 F5) */
+		int64_t end_ns = tt__snapshots_next_end_ns(&tt__spikes.clock);
+		nap_ns = end_ns >= sleep_ns ? sleep_ns : end_ns > TT__SPIKES_END_WAIT_NS ? end_ns : TT__SPIKES_END_WAIT_NS;
 		tt__spikes_share(&tt__spikes);
 	}
 	return NULL;
