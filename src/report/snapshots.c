@@ -881,9 +881,11 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 	if (files)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s in %s\n", files, files == 1 ? "" : "s",
 			sn->dir);
-	size_t kept = 0;
-	for (size_t i = 0; i < sn->nkept; i++)
+	size_t kept = 0, gone = 0;
+	for (size_t i = 0; i < sn->nkept; i++) {
 		kept += sn->kept[i].written && !sn->kept[i].now.gone;
+		gone += sn->kept[i].written && sn->kept[i].now.gone;
+	}
 	uint64_t over_max = __atomic_load_n(&sn->over_max, __ATOMIC_RELAXED);
 	/* (none kept by the user's choice: not "the 0 worst", nor "=0 were taken") */
 	if (!sn->max && (sn->skipped || over_max))
@@ -891,10 +893,13 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 			"%" PRIu64 " spike%s and %" PRIu64 " trigger%s\n", sn->skipped,
 			sn->skipped == 1 ? "" : "s", over_max, over_max == 1 ? "" : "s");
 	else if (sn->replaced || sn->skipped)
+		/* (what a full disk held, where it held fewer: not the setting's count, r49 F8) */
 		fprintf(tt__err, "ticktrace: of %" PRIu64 " spikes, the snapshots keep the %zu worst "
-			"(TICKTRACE_SNAPSHOT_MAX, by duration over threshold): %" PRIu64 " replaced by "
+			"(%s, by duration over threshold): %" PRIu64 " replaced by "
 			"worse ones (%" PRIu64 " before they were written), %" PRIu64 " not worse than "
-			"those kept, not taken\n", sn->spikes, kept, sn->replaced, sn->replaced_waiting,
+			"those kept, not taken\n", sn->spikes, kept,
+			gone && kept < sn->max ? "as many as the full disk held, below TICKTRACE_SNAPSHOT_MAX"
+					       : "TICKTRACE_SNAPSHOT_MAX", sn->replaced, sn->replaced_waiting,
 			sn->skipped);
 	uint64_t busy = __atomic_load_n(&sn->busy, __ATOMIC_RELAXED);
 	uint64_t triggers_busy = __atomic_load_n(&sn->triggers_busy, __ATOMIC_RELAXED);

@@ -377,10 +377,13 @@ void tt__spikes_start(void)
 		int err = tt__spikes_open_log(sp, dest);
 		if (err) {
 			/* (the path as made from DEST: %p, an exec'd image's or a child's name) */
+			/* (another user's file in /tmp said as every output's is: r49 F8) */
 			char why[160];
+			if (!((err == -EPERM || err == -EACCES) && *sp->path &&
+			      tt__output_theirs(sp->path, why, sizeof why)))
+				tt__fd_why(err, why, sizeof why);
 			fprintf(tt__err, "ticktrace: cannot log spikes to %s (TICKTRACE_SPIKES=%s): %s%s\n",
-				*sp->path ? sp->path : dest, dest, tt__fd_why(err, why, sizeof why),
-				snapshots ? "; snapshots are taken still" : "");
+				*sp->path ? sp->path : dest, dest, why, snapshots ? "; snapshots are taken still" : "");
 			if (!snapshots)
 				return;
 			sp->out = NULL; /* (tt-spikes writes the snapshots, the triggers' too) */
