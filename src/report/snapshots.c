@@ -501,7 +501,7 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.threshold_ns = s->threshold, .threshold_from = (uint32_t)s->source,
 		.has_split = s->has_split, .on_cpu_ns = s->split.on_cpu,
 		.preempted_ns = s->split.preempted, .blocked_ns = s->split.blocked,
-	}, .none_if_lost = true, .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}, .causes = {
+	}, .none_if_lost = true, .found_tsc = __rdtsc(), .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}, .causes = {
 		.from = s->has_split ? (uint32_t)s->causes.from : TT_CAUSES_NONE,
 		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u) |
 			 (s->causes.wakeups_known ? TT_CAUSES_WAKEUPS : 0u) |

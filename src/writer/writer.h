@@ -169,6 +169,7 @@ struct tt__window {
 	/* Set by its maker: a window whose every record the rings overwrote before it was
 	 * copied is no file (-ENODATA), its cuts said all the same. */
 	bool none_if_lost;
+	uint64_t found_tsc; /* when its spike was found (0: a trigger's, taken before it ends) */
 	/* Called once the file is whole, before it has its name (NULL: nothing): the
 	 * snapshot it replaces removed first, so that no reader of the folder ever finds
 	 * both, nor a part of the new one. */
