@@ -701,30 +701,38 @@ static size_t tt__spikes_affordable(struct tt__spikes *sp)
 										   : (size_t)records;
 }
 
-/* A thread held to the share, its place overwritten, read again for snapshots: the
- * oldest of its ring passed over, the newest records the share affords now kept
- * (chunks held, from `from` at *place). Read from the ring's front, the look took its
- * oldest records, those the ring overwrites next, and found spikes whose windows had
- * gone before they were copied; the larger the ring, the older (sqlite3 under record
- * -f, held 5 s: 4 of 8 snapshots cut, each run's TICKTRACE_BUFFER advice the next
- * run's cut: outside test r49, F5). The look reads as many records either way: those
- * passed over are said now as events overwritten are, and not again as the ring
- * recycles them; counted by their chunks' sizes, not read (reading them cost the share
- * what reading them all did): a two-record event counts twice there. */
+/* A thread held to the share, read again, with snapshots: the oldest of what it has
+ * not read passed over, from `from` at *place (`read` of its records read already),
+ * the newest records the share affords now kept (chunks held); the detector begins
+ * again there. Read from where it stopped, or from its ring's front where the ring
+ * overwrote that, the look took the oldest records, and found spikes whose windows
+ * had gone, in its own ring or in the others' (a worker's spike found late, the
+ * main thread's ring recycling its part), before they were copied; the larger the
+ * ring, the older (sqlite3 under record -f, its threads held 5 s: 4 of 8 snapshots
+ * cut, each run's TICKTRACE_BUFFER advice the next run's cut: outside test r49, F5).
+ * A look reads as many records either way: those passed over are said now as events
+ * overwritten are, and not again as the ring recycles them; counted by their chunks'
+ * sizes, not read (reading them cost the share what reading them all did): a
+ * two-record event counts twice there. */
 static const struct tt__chunk *tt__spikes_pass_over(struct tt__spikes *sp, struct tt__spikes_thread *t,
-						    const struct tt__chunk *from, uint64_t *place)
+						    const struct tt__chunk *from, uint64_t *place, uint32_t read)
 {
+	if (!sp->snapshots || !t->held || !from)
+		return from;
 	size_t chunks = 0;
 	for (const struct tt__chunk *c = from; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE))
 		chunks++;
 	size_t keep = tt__spikes_affordable(sp) / TT__CHUNK_RECORDS + 1;
-	uint64_t events = 0;
-	for (const struct tt__chunk *next; from && chunks > keep && (next = __atomic_load_n(&from->next, __ATOMIC_ACQUIRE));
-	     chunks--, from = next, ++*place)
-		events += (from->size - sizeof *from) / sizeof(struct tt_record);
-	if (events)
-		tt__spikes_say_overwritten(sp, t, events);
-	t->kept = events;
+	uint64_t records = 0;
+	for (const struct tt__chunk *next; chunks > keep && (next = __atomic_load_n(&from->next, __ATOMIC_ACQUIRE));
+	     chunks--, from = next, ++*place, read = 0)
+		records += (from->size - sizeof *from) / sizeof(struct tt_record) - read;
+	if (!records)
+		return from;
+	tt__spikes_say_overwritten(sp, t, records);
+	tt__spikes_restart(t);
+	t->kept += records;
+	t->at.read = 0;
 	return from;
 }
 
@@ -745,7 +753,9 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 	if (*found) {
 		t->kept -= gone < t->kept ? gone : t->kept; /* what was recycled had been read */
 		*place = t->at.at;
-		return *found;
+		const struct tt__chunk *from = tt__spikes_pass_over(sp, t, *found, place, t->at.read);
+		*found = from == *found ? from : NULL;
+		return from;
 	}
 	/* Recycled read whole, and nothing after it: its successor the front, read on
 	 * without a restart (a scope open across it ends there: liveflake's, s15) */
@@ -754,7 +764,7 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 	if (front && *place == t->at.at + 1) {
 		t->kept -= gone;
 		t->at.read = 0; /* (from the front) */
-		return front;
+		return tt__spikes_pass_over(sp, t, front, place, 0);
 	}
 	/* The ring recycled it too, or what it took before a first look: all of it but
 	 * what was read is lost. */
@@ -764,8 +774,7 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 		tt__spikes_restart(t);
 	t->at.read = 0;
 	t->kept = 0;
-	const struct tt__chunk *from = tt__chunks_front(slot, place);
-	return sp->snapshots && t->held ? tt__spikes_pass_over(sp, t, from, place) : from;
+	return tt__spikes_pass_over(sp, t, tt__chunks_front(slot, place), place, 0);
 }
 
 /* Copies the thread's next records (up to one not written yet, or the copy's room)
