@@ -926,8 +926,8 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 	if (sn->lost)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " spike%s had no snapshot: the rings overwrote %s "
 			"whole window before it was copied (the TICKTRACE_BUFFER line above says why); not "
-			"kept among the worst, %s place went to the next spike\n", sn->lost,
-			sn->lost == 1 ? "" : "s", sn->lost == 1 ? "its" : "each one's", sn->lost == 1 ? "its" : "their");
+			"kept among the worst, %s\n", sn->lost, sn->lost == 1 ? "" : "s", sn->lost == 1 ? "its" : "each one's",
+			sn->lost == 1 ? "its place went to the next spike" : "their places went to the next spikes");
 	if (sn->failed)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");

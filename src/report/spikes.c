@@ -106,6 +106,7 @@ static struct tt__spikes {
 	bool snapshots; /* it runs for them (too) */
 	int64_t cpu_ns; /* tt-spikes' CPU time after its last look */
 	struct tt__spikes_held held; /* its share (tt__spikes_share) */
+	int64_t end_ns; /* after its last look, the ns until a snapshot's window waiting ends */
 } tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -954,6 +955,7 @@ static bool tt__spikes_poll(bool last)
 	/* (after the spikes of what was read: the windows that ended are written) */
 	if (sp->on)
 		waiting = tt__snapshots_take(&sp->clock, last);
+	__atomic_store_n(&sp->end_ns, last ? INT64_MAX : tt__snapshots_next_end_ns(&sp->clock), __ATOMIC_RELAXED);
 	/* The last look: tt-spikes, which may look again before the log is closed, finds
 	 * nothing more to do (its detectors would be made again, and never freed). */
 	if (last)
@@ -1151,7 +1153,7 @@ static void *tt__spikes_main(void *unused)
 			 : TT__SPIKES_IDLE_NS;
 		/* (shorter where a spike's window ends sooner: copied as it ends, not a look
 		 * later, a held thread's ring recycling meanwhile: outside test r49 F5) */
-		int64_t end_ns = tt__snapshots_next_end_ns(&tt__spikes.clock);
+		int64_t end_ns = __atomic_load_n(&tt__spikes.end_ns, __ATOMIC_RELAXED);
 		nap_ns = end_ns >= sleep_ns ? sleep_ns : end_ns > TT__SPIKES_END_WAIT_NS ? end_ns : TT__SPIKES_END_WAIT_NS;
 		tt__spikes_share(&tt__spikes);
 	}
