@@ -762,15 +762,83 @@ static int tt_os_file_error(DWORD err)
 {
 	return err == ERROR_ACCESS_DENIED ? -EACCES : err == ERROR_INVALID_HANDLE ? -EBADF :
 	       err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL ? -ENOSPC :
-	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT : -EIO;
+	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT :
+	       err == ERROR_FILENAME_EXCED_RANGE ? -ENAMETOOLONG : -EIO;
+}
+
+/* A UTF-8 path as the W calls take it: in `small` where it fits, else from the heap,
+ * made whole (GetFullPathNameW) and given the `\\?\` prefix that lifts MAX_PATH on
+ * every Windows: a trace bound for a deep directory, where the program itself writes,
+ * was lost ("File name too long": outside test r51, #1). 0, -ENAMETOOLONG (a name in
+ * it longer than the 255 characters a file system takes, as Linux says it), -ENOMEM. */
+struct tt_os_wide {
+	wchar_t *path;
+	wchar_t *block; /* (from the heap: a long path's) */
+	wchar_t small[MAX_PATH - 12]; /* (CreateDirectoryW's limit: room for an 8.3 name) */
+};
+
+static void tt_os_wide_done(struct tt_os_wide *wide)
+{
+	if (wide->block)
+		HeapFree(GetProcessHeap(), 0, wide->block);
+	wide->block = NULL;
+}
+
+static int tt_os_wide(const char *path, struct tt_os_wide *wide)
+{
+	enum { room = 8 }; /* before the whole path: \\?\UNC, less the \ it begins with */
+	int chars = MultiByteToWideChar(CP_UTF8, 0, path, -1, NULL, 0);
+	wide->path = wide->block = NULL;
+	for (const char *name = path, *end; *name; name = *end ? end + 1 : end) {
+		end = name + strcspn(name, "\\/");
+		if (end - name > 255 && MultiByteToWideChar(CP_UTF8, 0, name, (int)(end - name), NULL, 0) > 255)
+			return -ENAMETOOLONG;
+	}
+	if (chars <= 0)
+		return -ENOMEM;
+	if (chars <= (int)(sizeof wide->small / sizeof *wide->small)) {
+		wide->path = MultiByteToWideChar(CP_UTF8, 0, path, -1, wide->small, chars) ? wide->small : NULL;
+		return wide->path ? 0 : -ENOMEM;
+	}
+	wchar_t *given = HeapAlloc(GetProcessHeap(), 0, (size_t)chars * sizeof *given);
+	DWORD whole = given && MultiByteToWideChar(CP_UTF8, 0, path, -1, given, chars) ?
+			      GetFullPathNameW(given, 0, NULL, NULL) : 0;
+	wide->block = whole ? HeapAlloc(GetProcessHeap(), 0, (room + whole) * sizeof *wide->block) : NULL;
+	wchar_t *full = wide->block ? wide->block + room : NULL;
+	if (full && GetFullPathNameW(given, whole, full, NULL) < whole) {
+		if (full[0] == L'\\' && full[1] == L'\\' && (full[2] == L'?' || full[2] == L'.'))
+			wide->path = full; /* (prefixed already, or a device) */
+		else if (full[0] == L'\\' && full[1] == L'\\') /* \\server\share\... */
+			wide->path = memcpy(full + 1 - 7, L"\\\\?\\UNC", 7 * sizeof(wchar_t));
+		else
+			wide->path = memcpy(full - 4, L"\\\\?\\", 4 * sizeof(wchar_t));
+	}
+	if (given)
+		HeapFree(GetProcessHeap(), 0, given);
+	if (!wide->path)
+		tt_os_wide_done(wide);
+	return wide->path ? 0 : -ENOMEM;
+}
+
+/* GetFileAttributesW of a UTF-8 path (INVALID_FILE_ATTRIBUTES: GetLastError says why). */
+static DWORD tt_os_attributes(const char *path)
+{
+	struct tt_os_wide wide;
+	int wrong = tt_os_wide(path, &wide);
+	DWORD attributes = wrong ? INVALID_FILE_ATTRIBUTES : GetFileAttributesW(wide.path);
+	DWORD err = GetLastError();
+	tt_os_wide_done(&wide);
+	SetLastError(!wrong ? err : wrong == -ENAMETOOLONG ? ERROR_FILENAME_EXCED_RANGE : ERROR_NOT_ENOUGH_MEMORY);
+	return attributes;
 }
 
 int tt_os_is_device(const char *path)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
-		return 0;
-	HANDLE f = CreateFileW(wpath, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
+	struct tt_os_wide wide;
+	HANDLE f = !tt_os_wide(path, &wide) ? CreateFileW(wide.path, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+							 OPEN_EXISTING, 0, NULL) :
+					     INVALID_HANDLE_VALUE;
+	tt_os_wide_done(&wide);
 	if (f == INVALID_HANDLE_VALUE)
 		return 0;
 	int device = tt_os_file_is_device(&(struct tt_os_file){(intptr_t)f});
@@ -786,11 +854,12 @@ int tt_os_file_is_device(struct tt_os_file *file)
 
 size_t tt_os_read_file(const char *path, char *buf, size_t size)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
-		return 0;
-	HANDLE file = CreateFileW(wpath, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-				  OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+	struct tt_os_wide wide;
+	HANDLE file = !tt_os_wide(path, &wide) ?
+			      CreateFileW(wide.path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+					  NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL) :
+			      INVALID_HANDLE_VALUE;
+	tt_os_wide_done(&wide);
 	if (file == INVALID_HANDLE_VALUE)
 		return 0;
 	size_t len = 0;
@@ -804,11 +873,17 @@ size_t tt_os_read_file(const char *path, char *buf, size_t size)
 
 size_t tt_os_current_dir(char *dir, size_t size)
 {
-	wchar_t wdir[MAX_PATH];
-	DWORD n = GetCurrentDirectoryW(MAX_PATH, wdir);
-	if (!n || n >= MAX_PATH)
-		return 0;
-	size_t len = tt_os_utf8(wdir, dir, size);
+	/* (on the stack where it fits, as at a crash; a longer one, whole, from the heap) */
+	wchar_t small[MAX_PATH], *wdir = small;
+	DWORD n = GetCurrentDirectoryW(MAX_PATH, small), chars = MAX_PATH;
+	if (n >= MAX_PATH) { /* (n: its length with the NUL) */
+		chars = n;
+		wdir = HeapAlloc(GetProcessHeap(), 0, chars * sizeof *wdir);
+		n = wdir ? GetCurrentDirectoryW(chars, wdir) : 0;
+	}
+	size_t len = n && n < chars ? tt_os_utf8(wdir, dir, size) : 0;
+	if (wdir && wdir != small)
+		HeapFree(GetProcessHeap(), 0, wdir);
 	return len + 1 < size ? len : 0;
 }
 
@@ -824,12 +899,7 @@ int tt_os_path_in(const char *dir, const char *path, char *buf, size_t size)
 /* (No owner's rule: a directory's ACLs say who may replace its files.) */
 int tt_os_dir_ours(const char *dir, char *why, size_t cap)
 {
-	wchar_t wdir[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, dir, -1, wdir, MAX_PATH)) {
-		snprintf(why, cap, "%s", strerror(ENAMETOOLONG));
-		return 0;
-	}
-	if (GetFileAttributesW(wdir) == INVALID_FILE_ATTRIBUTES) {
+	if (tt_os_attributes(dir) == INVALID_FILE_ATTRIBUTES) {
 		snprintf(why, cap, "%s", strerror(-tt_os_file_error(GetLastError())));
 		return 0;
 	}
@@ -838,18 +908,13 @@ int tt_os_dir_ours(const char *dir, char *why, size_t cap)
 
 int tt_os_is_dir(const char *path)
 {
-	wchar_t wpath[MAX_PATH];
-	DWORD attributes = MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH) ?
-				   GetFileAttributesW(wpath) : INVALID_FILE_ATTRIBUTES;
+	DWORD attributes = tt_os_attributes(path);
 	return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY);
 }
 
 int tt_os_dir_writable(const char *dir)
 {
-	wchar_t wdir[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, dir, -1, wdir, MAX_PATH))
-		return -ENAMETOOLONG;
-	DWORD attributes = GetFileAttributesW(wdir);
+	DWORD attributes = tt_os_attributes(dir);
 	if (attributes == INVALID_FILE_ATTRIBUTES)
 		return tt_os_file_error(GetLastError());
 	return attributes & FILE_ATTRIBUTE_DIRECTORY ? 0 : -ENOTDIR;
@@ -857,35 +922,39 @@ int tt_os_dir_writable(const char *dir)
 
 int tt_os_dir_make(const char *path)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
-		return -ENAMETOOLONG;
-	if (CreateDirectoryW(wpath, NULL))
-		return 0;
+	struct tt_os_wide wide;
+	int wrong = tt_os_wide(path, &wide);
+	if (wrong)
+		return wrong;
+	BOOL made = CreateDirectoryW(wide.path, NULL);
 	DWORD err = GetLastError();
-	return err == ERROR_ALREADY_EXISTS ? -EEXIST : tt_os_file_error(err);
+	tt_os_wide_done(&wide);
+	return made ? 0 : err == ERROR_ALREADY_EXISTS ? -EEXIST : tt_os_file_error(err);
 }
 
 uint64_t tt_os_file_room(const char *path)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+	struct tt_os_wide wide;
+	if (tt_os_wide(path, &wide))
 		return 0;
-	DWORD high = 0, low = GetCompressedFileSizeW(wpath, &high);
-	if (low == INVALID_FILE_SIZE && GetLastError() != NO_ERROR)
+	DWORD high = 0, low = GetCompressedFileSizeW(wide.path, &high), err = GetLastError();
+	tt_os_wide_done(&wide);
+	if (low == INVALID_FILE_SIZE && err != NO_ERROR)
 		return 0;
 	return (uint64_t)high << 32 | low;
 }
 
 int64_t tt_os_disk_room(const char *dir)
 {
-	wchar_t wdir[MAX_PATH];
+	struct tt_os_wide wide;
 	ULARGE_INTEGER available;
-	if (!MultiByteToWideChar(CP_UTF8, 0, dir, -1, wdir, MAX_PATH))
-		return -ENAMETOOLONG;
-	if (!GetDiskFreeSpaceExW(wdir, &available, NULL, NULL))
-		return tt_os_file_error(GetLastError());
-	return (int64_t)available.QuadPart;
+	int wrong = tt_os_wide(dir, &wide);
+	if (wrong)
+		return wrong;
+	BOOL known = GetDiskFreeSpaceExW(wide.path, &available, NULL, NULL);
+	DWORD err = GetLastError();
+	tt_os_wide_done(&wide);
+	return known ? (int64_t)available.QuadPart : tt_os_file_error(err);
 }
 
 int tt_os_dir_theirs(const char *dir, char *why, size_t cap)
@@ -913,11 +982,14 @@ uint32_t tt_os_user(void)
  * too long). */
 static DWORD tt_os_move(const char *from, const char *to, DWORD flags)
 {
-	wchar_t wfrom[MAX_PATH], wto[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, from, -1, wfrom, MAX_PATH) ||
-	    !MultiByteToWideChar(CP_UTF8, 0, to, -1, wto, MAX_PATH))
-		return ERROR_FILENAME_EXCED_RANGE;
-	return MoveFileExW(wfrom, wto, flags | MOVEFILE_WRITE_THROUGH) ? 0 : GetLastError();
+	struct tt_os_wide wfrom, wto = {0};
+	int wrong = tt_os_wide(from, &wfrom);
+	wrong = wrong ? wrong : tt_os_wide(to, &wto);
+	DWORD err = wrong == -ENAMETOOLONG ? ERROR_FILENAME_EXCED_RANGE : wrong ? ERROR_NOT_ENOUGH_MEMORY :
+		    MoveFileExW(wfrom.path, wto.path, flags | MOVEFILE_WRITE_THROUGH) ? 0 : GetLastError();
+	tt_os_wide_done(&wfrom);
+	tt_os_wide_done(&wto);
+	return err;
 }
 
 int tt_os_rename(const char *from, const char *to)
@@ -928,10 +1000,13 @@ int tt_os_rename(const char *from, const char *to)
 
 int tt_os_remove(const char *path)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
-		return -ENAMETOOLONG;
-	return _wremove(wpath) == 0 ? 0 : -errno;
+	struct tt_os_wide wide;
+	int wrong = tt_os_wide(path, &wide);
+	if (wrong)
+		return wrong;
+	int err = _wremove(wide.path) == 0 ? 0 : -errno;
+	tt_os_wide_done(&wide);
+	return err;
 }
 
 /* (getenv's text is in the ANSI code page: a name not in it came out changed, "Ωmega"
@@ -965,15 +1040,17 @@ int tt_os_env_set(char *setting)
 
 int tt_os_file_create(const char *path, struct tt_os_file *file)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
-		return -ENAMETOOLONG;
+	struct tt_os_wide wide;
+	int wrong = tt_os_wide(path, &wide);
+	if (wrong)
+		return wrong;
 	/* (FILE_SHARE_DELETE: removed by its name while mapped, as on Linux) */
-	HANDLE f = CreateFileW(wpath, GENERIC_READ | GENERIC_WRITE,
+	HANDLE f = CreateFileW(wide.path, GENERIC_READ | GENERIC_WRITE,
 			       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, CREATE_NEW,
 			       FILE_ATTRIBUTE_NORMAL, NULL);
+	DWORD err = GetLastError();
+	tt_os_wide_done(&wide);
 	if (f == INVALID_HANDLE_VALUE) {
-		DWORD err = GetLastError();
 		return err == ERROR_FILE_EXISTS || err == ERROR_ALREADY_EXISTS ? -EEXIST :
 		       err == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
 	}
@@ -1002,12 +1079,15 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
  * *file: 0 or -errno. */
 static int tt_os_open_path(const char *path, DWORD access, DWORD share, DWORD disposition, struct tt_os_file *file)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
-		return -ENAMETOOLONG;
-	HANDLE f = CreateFileW(wpath, access, share, NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
+	struct tt_os_wide wide;
+	int wrong = tt_os_wide(path, &wide);
+	if (wrong)
+		return wrong;
+	HANDLE f = CreateFileW(wide.path, access, share, NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
+	DWORD err = GetLastError();
+	tt_os_wide_done(&wide);
 	if (f == INVALID_HANDLE_VALUE)
-		return tt_os_file_error(GetLastError());
+		return tt_os_file_error(err);
 	file->handle = (intptr_t)f;
 	return 0;
 }
@@ -1182,32 +1262,31 @@ void tt_os_file_unmap(void *at, size_t size)
 int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struct tt_os_new_file *made)
 {
 	(void)unnamed; /* (every file has a name) */
-	wchar_t wpath[MAX_PATH];
 	made->unnamed = 0;
 	made->tmp[0] = 0;
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
-		return -ENAMETOOLONG;
-	DWORD attributes = GetFileAttributesW(wpath);
+	DWORD attributes = tt_os_attributes(path);
 	if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY))
 		return -EISDIR;
 	unsigned pid = (unsigned)GetCurrentProcessId();
 	for (unsigned attempt = 0; attempt < 100; attempt++) {
 		int n = attempt ? snprintf(made->tmp, sizeof made->tmp, "%s.%u.%u.tmp", path, pid, attempt) :
 				  snprintf(made->tmp, sizeof made->tmp, "%s.%u.tmp", path, pid);
-		wchar_t wtmp[MAX_PATH];
-		if (n >= (int)sizeof made->tmp || !MultiByteToWideChar(CP_UTF8, 0, made->tmp, -1, wtmp, MAX_PATH)) {
+		struct tt_os_wide wtmp;
+		int wrong = n >= (int)sizeof made->tmp ? -ENAMETOOLONG : tt_os_wide(made->tmp, &wtmp);
+		if (wrong) {
 			made->tmp[0] = 0;
-			return -ENAMETOOLONG;
+			return wrong;
 		}
 		/* (CREATE_NEW: a file or link planted at the name is never written through;
 		 * FILE_SHARE_DELETE: renamed and removed by its name as on Linux) */
-		HANDLE f = CreateFileW(wtmp, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL,
+		HANDLE f = CreateFileW(wtmp.path, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL,
 				       CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+		DWORD err = GetLastError();
+		tt_os_wide_done(&wtmp);
 		if (f != INVALID_HANDLE_VALUE) {
 			file->handle = (intptr_t)f;
 			return 0;
 		}
-		DWORD err = GetLastError();
 		if (err != ERROR_FILE_EXISTS && err != ERROR_ALREADY_EXISTS) {
 			made->tmp[0] = 0;
 			return tt_os_file_error(err);
@@ -1272,13 +1351,18 @@ int tt_os_file_stamp(struct tt_os_file *file, struct tt_os_file_stamp *stamp)
  * shared with any other opening; INVALID_HANDLE_VALUE as CreateFileW. */
 static HANDLE tt_os_open_there(const char *path, DWORD access)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH)) {
-		SetLastError(ERROR_FILENAME_EXCED_RANGE);
+	struct tt_os_wide wide;
+	int wrong = tt_os_wide(path, &wide);
+	if (wrong) {
+		SetLastError(wrong == -ENAMETOOLONG ? ERROR_FILENAME_EXCED_RANGE : ERROR_NOT_ENOUGH_MEMORY);
 		return INVALID_HANDLE_VALUE;
 	}
-	return CreateFileW(wpath, access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
-			   FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS, NULL);
+	HANDLE f = CreateFileW(wide.path, access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			       OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS, NULL);
+	DWORD err = GetLastError();
+	tt_os_wide_done(&wide);
+	SetLastError(err);
+	return f;
 }
 
 int tt_os_path_stamp(const char *path, struct tt_os_file_stamp *stamp)
@@ -1434,12 +1518,13 @@ int tt_os_file_copy(struct tt_os_file file, int from, struct tt_os_file *copy)
 
 int tt_os_file_reopen(const char *path, const struct tt_os_file_id *id, struct tt_os_file *file)
 {
-	wchar_t wpath[MAX_PATH];
-	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+	struct tt_os_wide wide;
+	if (tt_os_wide(path, &wide))
 		return -EBADF;
 	/* (never through a link: the reparse point itself, which is not the file) */
-	HANDLE h = CreateFileW(wpath, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+	HANDLE h = CreateFileW(wide.path, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
 			       OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	tt_os_wide_done(&wide);
 	if (h == INVALID_HANDLE_VALUE)
 		return -EBADF;
 	struct tt_os_file_id now;

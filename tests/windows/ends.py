@@ -44,6 +44,11 @@ held_exit: _exit() and abort() while another thread holds the runtime's sched lo
         the exiting thread runs after, takes the lock over: the trace written, exit 3
         (the end waited for the lock for ever: every run hung; abort()'s after its dump,
         1 run in 8, tt-sched ended inside its tick).
+deep:   a TICKTRACE_OUT in a directory whose path is longer than MAX_PATH (260), in
+        modes stop and stream and with a live file: each trace written there, where
+        the program itself can write (fixed buffers of MAX_PATH refused them: "File
+        name too long", no trace: outside test r51, #1). (Wine starts no process in a
+        working directory that deep: "could not open working directory".)
 settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
         TICKTRACE and TICKTRACE_SCHED's bad values said; TICKTRACE_LOG, which Windows
         has not (the lines stay on stderr), said once, and no other: the report, the
@@ -372,6 +377,29 @@ def held_exit(ticktrace, wrapper, exe, d):
               "ExitProcess ended")
 
 
+def deep(ticktrace, wrapper, exe, d):
+    where = os.path.join(d, *["d" * 50] * 5)
+    os.makedirs(where)
+    if len(wine_path(where)) <= 260:
+        fail(f"deep: {wine_path(where)} is not longer than MAX_PATH: the test does not test")
+    runs = [("stop", {"TICKTRACE_OUT": wine_path(os.path.join(where, "stop.ttr"))}, d, "stop.ttr"),
+            ("stream", {"TICKTRACE_OUT": wine_path(os.path.join(where, "stream.ttr")), "TICKTRACE_MODE": "stream"},
+             d, "stream.ttr"),
+            ("live", {"TICKTRACE_OUT": wine_path(os.path.join(where, "live.ttr")), "TICKTRACE_LIVE": "1"}, d,
+             "live.ttr")]
+    for name, env, cwd, want in runs:
+        before = set(os.listdir(where))
+        p = program(wrapper, exe, cwd, env, "plain")
+        made = sorted(set(os.listdir(where)) - before)
+        if made != [want] or "could not" in p.stderr or "too long" in p.stderr:
+            fail(f"deep, {name}: files made {made}, not {want}; said: {p.stderr!r}")
+        text = info(ticktrace, os.path.join(where, made[0]))
+        if "1 threads" not in text and "threads: 1" not in text:
+            fail(f"deep, {name}: info of {made[0]}:\n{text}")
+    print(f"deep: the trace written {len(wine_path(where))} characters deep in modes stop and stream and "
+          "with a live file")
+
+
 def settings(ticktrace, wrapper, exe, d):
     long_out = "x" * 1100 + ".ttr"
     p = program(wrapper, exe, d, {"TICKTRACE_OUT": long_out}, "plain")
@@ -417,7 +445,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tt-win-ends-") as d:
         {"held_crash": held_crash, "spin_exit": spin_exit, "uexit": uexit, "parent": parent,
          "names": names, "chdir": chdir, "abort": aborted, "held_exit": held_exit, "settings": settings,
-         "same": same,
+         "same": same, "deep": deep,
          "terminated": terminated,
          "again": again, "fresh": fresh}[case](ticktrace, wrapper, exe, d)
 
