@@ -557,6 +557,10 @@ enum tt__sched_source { TT__SCHED_SWITCHES = 1, TT__SCHED_SCHEDSTAT = 2 };
 extern int tt__counters_on TT__HIDDEN;    /* tt-sched reads them (TICKTRACE_SCHED) */
 extern int tt__counters_steal TT__HIDDEN; /* format.h: TT_SCHEDSTAT_STEAL */
 extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left unread (budget) */
+/* tt-sched's last look found it past its budget (sched lock): it begins to read no
+ * scope shorter than TT__COUNTERS_LONG_NS, nor does a thread's own reading at its exit
+ * one shorter than a spike (counters.c) */
+extern int tt__counters_past TT__HIDDEN;
 extern uint64_t tt__counters_kept TT__HIDDEN; /* readings taken, of every thread (sched lock) */
 /* readings a thread takes itself not taken below a small limit (base/fds.c), said at exit */
 extern unsigned tt__counters_few TT__HIDDEN;
@@ -595,7 +599,8 @@ extern uint64_t tt__counters_blind TT__HIDDEN;
  * charge then (its wake-ups for looks with nothing to read, the threads' own last
  * readings) was some 0.4 % more in the benchmark: 0.5 % here made
  * schedstat_overhead_pct 1.2 to 1.7 %, 0.3 % 0.8 % (medians of 41 in turns, load 19 to
- * 35). Every wake-up is charged now (counters.c); the threads' last readings are not. */
+ * 35). Every wake-up is charged now (counters.c); the threads' last readings are not, and
+ * past it read only a spike's end. */
 #define TT__COUNTERS_BUDGET_PCT 0.3
 #define TT__COUNTERS_BUDGET_WALL_PCT 0.1
 /* and, added to them, its idle allowance: this share of the CPU time the process's

@@ -97,6 +97,12 @@ void tt__snapshot_spike(const struct tt_an_spike *spike, const struct tt_clock *
  * `last` (the exit), every one waiting, and what was not taken said. Whether some
  * still wait for their window's end. */
 bool tt__snapshots_take(const struct tt_clock *clock, bool last) TT__HIDDEN;
+/* tt-spikes, within a look: whether a spike's window waiting has ended, and those that
+ * did written at once (a ring recycles the window's start meanwhile). */
+bool tt__snapshots_ended(void) TT__HIDDEN;
+/* The ns until the first window waiting ends (0: one has; INT64_MAX: none waits). */
+int64_t tt__snapshots_next_end_ns(const struct tt_clock *clock) TT__HIDDEN;
+void tt__snapshots_copy_ended(void) TT__HIDDEN;
 void tt__snapshots_after_fork(void) TT__HIDDEN; /* the child's own, from 1 */
 /* The program dies of `sig`: the snapshots taken but not written are said, no more taken. */
 void tt__snapshots_crashed(int sig) TT__HIDDEN;

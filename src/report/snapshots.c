@@ -16,7 +16,8 @@
  * name (a write that fails keeps it; the folder never holds both). On a full disk (ENOSPC, EDQUOT) the new one takes the room of the
  * least written ones below it, removed until the room left holds it (none where all
  * of them would not: the disk filled by others): else the first ones, written while
- * there was room, would stay for good. A spike whose file made room keeps its place
+ * there was room, would stay for good. A window the rings overwrote whole before it
+ * was copied is no file and takes no place (r49 F5: an empty one kept among 8). A spike whose file made room keeps its place
  * among the worst. Triggers are the program asking: the first TICKTRACE_SNAPSHOT_MAX,
  * never replaced. What was replaced, skipped, refused or not written is counted and
  * said at exit.
@@ -107,6 +108,7 @@ static struct tt__snapshots {
 	/* tt-spikes': files written, and removed (replaced); writes and removals failed */
 	uint64_t written, removed, failed, not_removed;
 	uint64_t made_room; /* files removed on a full disk for a worse spike's room */
+	uint64_t lost; /* spikes' windows the rings overwrote whole before the copy: no file */
 	uint64_t shortened;        /* written with a later beginning (tt__window_fit) */
 	uint64_t copies_bytes;     /* the budget's part for the copies */
 	/* The tag in this process's files' names (tt__snapshot_id), chosen as its first is
@@ -499,7 +501,7 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.threshold_ns = s->threshold, .threshold_from = (uint32_t)s->source,
 		.has_split = s->has_split, .on_cpu_ns = s->split.on_cpu,
 		.preempted_ns = s->split.preempted, .blocked_ns = s->split.blocked,
-	}, .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}, .causes = {
+	}, .none_if_lost = true, .found_tsc = __rdtsc(), .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}, .causes = {
 		.from = s->has_split ? (uint32_t)s->causes.from : TT_CAUSES_NONE,
 		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u) |
 			 (s->causes.wakeups_known ? TT_CAUSES_WAKEUPS : 0u) |
@@ -761,7 +763,8 @@ static void tt__snapshot_whole(struct tt__window *w)
  * (tt__snapshot_whole, or here where the new one failed for a full disk). Not written for a full disk: its spike keeps the place all the same (gone), and the
  * file it replaces, below it, goes (else a spike below it could take the place, and
  * the worst would not be kept: the room goes to the worst that fit); for another
- * reason (a file size limit), the one it replaces is kept in the place again. */
+ * reason (a file size limit, a window the rings overwrote whole: no file, not one of
+ * the worst), the one it replaces is kept in the place again, or the place is empty. */
 static void tt__kept_written(struct tt__snapshots *sn, struct tt__kept *k, int err)
 {
 	bool full = err == -ENOSPC || err == -EDQUOT;
@@ -809,6 +812,56 @@ static int tt__snapshot_write_due(struct tt__snapshots *sn, struct tt__snapshot_
 	return err;
 }
 
+/* The snapshots waiting whose window ended written (with `last`, every one). */
+static void tt__snapshots_write_ended(struct tt__snapshots *sn, bool last)
+{
+	uint64_t now = __rdtsc();
+	for (size_t i = 0; i < sn->nwaiting;) {
+		struct tt__snapshot_due *due = &sn->waiting[i];
+		if (due->window.info.to_tsc > now && !last) {
+			i++;
+			continue;
+		}
+		int err = tt__snapshot_write_due(sn, due);
+		if (err == -ENODATA)
+			sn->lost++;
+		else if (err)
+			tt__snapshot_failed(sn, &due->window, err);
+		if (due->kept != TT__NOT_KEPT)
+			tt__kept_written(sn, &sn->kept[due->kept], err);
+		/* (the last one into its place, its name pointer moved with it) */
+		*due = sn->waiting[--sn->nwaiting];
+		due->window.name = due->name;
+		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
+	}
+}
+
+int64_t tt__snapshots_next_end_ns(const struct tt_clock *clock)
+{
+	const struct tt__snapshots *sn = &tt__snap;
+	uint64_t now = __rdtsc(), next = UINT64_MAX;
+	for (size_t i = 0; sn->on && i < sn->nwaiting; i++)
+		next = sn->waiting[i].window.info.to_tsc < next ? sn->waiting[i].window.info.to_tsc : next;
+	if (next == UINT64_MAX)
+		return INT64_MAX;
+	return next <= now ? 0 : tt_clock_span(clock, next - now);
+}
+
+bool tt__snapshots_ended(void)
+{
+	const struct tt__snapshots *sn = &tt__snap;
+	uint64_t now = __rdtsc();
+	for (size_t i = 0; sn->on && i < sn->nwaiting; i++)
+		if (sn->waiting[i].window.info.to_tsc <= now)
+			return true;
+	return false;
+}
+
+void tt__snapshots_copy_ended(void)
+{
+	tt__snapshots_write_ended(&tt__snap, false);
+}
+
 bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 {
 	struct tt__snapshots *sn = &tt__snap;
@@ -820,23 +873,7 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 		__atomic_store_n(&sn->on, false, __ATOMIC_SEQ_CST);
 	}
 	tt__snapshot_take_triggers(sn, clock);
-	uint64_t now = __rdtsc();
-	for (size_t i = 0; i < sn->nwaiting;) {
-		struct tt__snapshot_due *due = &sn->waiting[i];
-		if (due->window.info.to_tsc > now && !last) {
-			i++;
-			continue;
-		}
-		int err = tt__snapshot_write_due(sn, due);
-		if (err)
-			tt__snapshot_failed(sn, &due->window, err);
-		if (due->kept != TT__NOT_KEPT)
-			tt__kept_written(sn, &sn->kept[due->kept], err);
-		/* (the last one into its place, its name pointer moved with it) */
-		*due = sn->waiting[--sn->nwaiting];
-		due->window.name = due->name;
-		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
-	}
+	tt__snapshots_write_ended(sn, last);
 	tt__copy_room_idle(); /* (a second after the last window: the copies' memory let go) */
 	if (!last)
 		return sn->nwaiting > 0;
@@ -844,9 +881,11 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 	if (files)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s in %s\n", files, files == 1 ? "" : "s",
 			sn->dir);
-	size_t kept = 0;
-	for (size_t i = 0; i < sn->nkept; i++)
+	size_t kept = 0, gone = 0;
+	for (size_t i = 0; i < sn->nkept; i++) {
 		kept += sn->kept[i].written && !sn->kept[i].now.gone;
+		gone += sn->kept[i].written && sn->kept[i].now.gone;
+	}
 	uint64_t over_max = __atomic_load_n(&sn->over_max, __ATOMIC_RELAXED);
 	/* (none kept by the user's choice: not "the 0 worst", nor "=0 were taken") */
 	if (!sn->max && (sn->skipped || over_max))
@@ -854,10 +893,13 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 			"%" PRIu64 " spike%s and %" PRIu64 " trigger%s\n", sn->skipped,
 			sn->skipped == 1 ? "" : "s", over_max, over_max == 1 ? "" : "s");
 	else if (sn->replaced || sn->skipped)
+		/* (what a full disk held, where it held fewer: not the setting's count, r49 F8) */
 		fprintf(tt__err, "ticktrace: of %" PRIu64 " spikes, the snapshots keep the %zu worst "
-			"(TICKTRACE_SNAPSHOT_MAX, by duration over threshold): %" PRIu64 " replaced by "
+			"(%s, by duration over threshold): %" PRIu64 " replaced by "
 			"worse ones (%" PRIu64 " before they were written), %" PRIu64 " not worse than "
-			"those kept, not taken\n", sn->spikes, kept, sn->replaced, sn->replaced_waiting,
+			"those kept, not taken\n", sn->spikes, kept,
+			gone && kept < sn->max ? "as many as the full disk held, below TICKTRACE_SNAPSHOT_MAX"
+					       : "TICKTRACE_SNAPSHOT_MAX", sn->replaced, sn->replaced_waiting,
 			sn->skipped);
 	uint64_t busy = __atomic_load_n(&sn->busy, __ATOMIC_RELAXED);
 	uint64_t triggers_busy = __atomic_load_n(&sn->triggers_busy, __ATOMIC_RELAXED);
@@ -881,6 +923,11 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 	if (sn->made_room)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s removed on a full disk to make room "
 			"for worse spikes' snapshots (the least kept below them)\n", sn->made_room, sn->made_room == 1 ? "" : "s");
+	if (sn->lost)
+		fprintf(tt__err, "ticktrace: %" PRIu64 " spike%s had no snapshot: the rings overwrote %s "
+			"whole window before it was copied (the TICKTRACE_BUFFER line above says why); not "
+			"kept among the worst, %s\n", sn->lost, sn->lost == 1 ? "" : "s", sn->lost == 1 ? "its" : "each one's",
+			sn->lost == 1 ? "its place went to the next spike" : "their places went to the next spikes");
 	if (sn->failed)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
@@ -914,7 +961,7 @@ void tt__snapshots_after_fork(void)
 	 * are the parent's. */
 	sn->triggered = sn->places = sn->over_max = sn->busy = sn->triggers_busy = 0;
 	sn->written = sn->removed = sn->failed = sn->not_removed = sn->shortened = 0;
-	sn->made_room = 0;
+	sn->made_room = sn->lost = 0;
 	sn->spikes = sn->replaced = sn->replaced_waiting = sn->skipped = 0;
 	sn->nkept = 0; /* (the parent's files are the parent's) */
 	sn->tag = 0;

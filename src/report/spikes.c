@@ -85,6 +85,7 @@ struct tt__spikes_held {
 #define TT__SPIKES_CLOCK_NS 200000000
 #define TT__SPIKES_POLL_NS 20000000 /* tt-spikes reads what threads recorded: 20 ms */
 #define TT__SPIKES_IDLE_NS 100000000 /* and up to 100 ms apart while they record nothing */
+#define TT__SPIKES_END_WAIT_NS 200000 /* and 0.2 ms at least, where a snapshot's window is to end */
 
 static struct tt__spikes {
 	bool on;   /* the detector runs: for the log, or for snapshots */
@@ -105,6 +106,7 @@ static struct tt__spikes {
 	bool snapshots; /* it runs for them (too) */
 	int64_t cpu_ns; /* tt-spikes' CPU time after its last look */
 	struct tt__spikes_held held; /* its share (tt__spikes_share) */
+	int64_t end_ns; /* after its last look, the ns until a snapshot's window waiting ends */
 } tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -376,10 +378,13 @@ void tt__spikes_start(void)
 		int err = tt__spikes_open_log(sp, dest);
 		if (err) {
 			/* (the path as made from DEST: %p, an exec'd image's or a child's name) */
+			/* (another user's file in /tmp said as every output's is: r49 F8) */
 			char why[160];
+			if (!((err == -EPERM || err == -EACCES) && *sp->path &&
+			      tt__output_theirs(sp->path, why, sizeof why)))
+				tt__fd_why(err, why, sizeof why);
 			fprintf(tt__err, "ticktrace: cannot log spikes to %s (TICKTRACE_SPIKES=%s): %s%s\n",
-				*sp->path ? sp->path : dest, dest, tt__fd_why(err, why, sizeof why),
-				snapshots ? "; snapshots are taken still" : "");
+				*sp->path ? sp->path : dest, dest, why, snapshots ? "; snapshots are taken still" : "");
 			if (!snapshots)
 				return;
 			sp->out = NULL; /* (tt-spikes writes the snapshots, the triggers' too) */
@@ -672,6 +677,66 @@ static const struct tt__chunk *tt__spikes_find(const struct tt__slot *slot, stru
 #define TT__SPIKES_COPIES 64
 static struct tt_record tt__spikes_copy[TT__SPIKES_COPY_RECORDS];
 
+/* The CPU time tt-spikes' share allows it now, the process's `process_ns` (the share
+ * of it, or one CPU's TT__SPIKES_SHARE_WALL_PCT since the run began, or its first
+ * TT__SPIKES_SHARE_FREE_NS, whichever is more). */
+static double tt__spikes_allowed(int64_t process_ns)
+{
+	double share = TT__SPIKES_SHARE_PCT / 100 * (double)process_ns;
+	double floor = (double)(tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
+	double allowed = share > floor ? share : floor;
+	return allowed > TT__SPIKES_SHARE_FREE_NS ? allowed : TT__SPIKES_SHARE_FREE_NS;
+}
+
+/* The records tt-spikes' share affords it to read now: what is left of it at what a
+ * record cost so far, one copy at least, a look's at most (tt__spikes_within's rule). */
+static size_t tt__spikes_affordable(struct tt__spikes *sp)
+{
+	const struct tt__spikes_held *h = &sp->held;
+	double look = (double)TT__SPIKES_COPIES * TT__SPIKES_COPY_RECORDS;
+	if (h->read_records <= 0 || h->read_ns <= 0)
+		return (size_t)look;
+	double left = tt__spikes_allowed(tt_os_process_cpu_ns()) - (double)tt_os_thread_cpu_ns();
+	double records = left / (h->read_ns / h->read_records);
+	return records < TT__SPIKES_COPY_RECORDS ? TT__SPIKES_COPY_RECORDS : records > look ? (size_t)look
+										   : (size_t)records;
+}
+
+/* A thread held to the share, read again, with snapshots: the oldest of what it has
+ * not read passed over, from `from` at *place (`read` of its records read already),
+ * the newest records the share affords now kept (chunks held); the detector begins
+ * again there. Read from where it stopped, or from its ring's front where the ring
+ * overwrote that, the look took the oldest records, and found spikes whose windows
+ * had gone, in its own ring or in the others' (a worker's spike found late, the
+ * main thread's ring recycling its part), before they were copied; the larger the
+ * ring, the older (sqlite3 under record -f, its threads held 5 s: 4 of 8 snapshots
+ * cut, each run's TICKTRACE_BUFFER advice the next run's cut: outside test r49, F5).
+ * A look reads as many records either way: those passed over are said now as events
+ * overwritten are, and not again as the ring recycles them; counted by their chunks'
+ * sizes, not read (reading them cost the share what reading them all did): a
+ * two-record event counts twice there. */
+static const struct tt__chunk *tt__spikes_pass_over(struct tt__spikes *sp, struct tt__spikes_thread *t,
+						    const struct tt__chunk *from, uint64_t *place, uint32_t read)
+{
+	if (!sp->snapshots || !t->held || !from)
+		return from;
+	size_t chunks = 0;
+	for (const struct tt__chunk *c = from; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE))
+		chunks++;
+	size_t keep = tt__spikes_affordable(sp) / TT__CHUNK_RECORDS + 1;
+	uint64_t records = 0;
+	for (const struct tt__chunk *next; chunks > keep && (next = __atomic_load_n(&from->next, __ATOMIC_ACQUIRE));
+	     chunks--, from = next, ++*place, read = 0)
+		records += (from->size - sizeof *from) / sizeof(struct tt_record) - read;
+	if (!records)
+		return from;
+	tt__spikes_say_overwritten(sp, t, records);
+	tt__spikes_restart(t);
+	t->kept += records;
+	t->at.read = 0;
+	return from;
+}
+
 /* Chunks held: where the last look stopped, or the first chunk after records a ring
  * overwrote before they were read (counted and said: the detector starts again). */
 static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct tt__spikes_thread *t,
@@ -689,7 +754,9 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 	if (*found) {
 		t->kept -= gone < t->kept ? gone : t->kept; /* what was recycled had been read */
 		*place = t->at.at;
-		return *found;
+		const struct tt__chunk *from = tt__spikes_pass_over(sp, t, *found, place, t->at.read);
+		*found = from == *found ? from : NULL;
+		return from;
 	}
 	/* Recycled read whole, and nothing after it: its successor the front, read on
 	 * without a restart (a scope open across it ends there: liveflake's, s15) */
@@ -698,7 +765,7 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 	if (front && *place == t->at.at + 1) {
 		t->kept -= gone;
 		t->at.read = 0; /* (from the front) */
-		return front;
+		return tt__spikes_pass_over(sp, t, front, place, 0);
 	}
 	/* The ring recycled it too, or what it took before a first look: all of it but
 	 * what was read is lost. */
@@ -708,7 +775,7 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 		tt__spikes_restart(t);
 	t->at.read = 0;
 	t->kept = 0;
-	return tt__chunks_front(slot, place);
+	return tt__spikes_pass_over(sp, t, tt__chunks_front(slot, place), place, 0);
 }
 
 /* Copies the thread's next records (up to one not written yet, or the copy's room)
@@ -838,13 +905,12 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 static bool tt__spikes_within(struct tt__spikes *sp)
 {
 	struct tt__spikes_held *h = &sp->held;
-	double own = (double)tt_os_thread_cpu_ns(), share = TT__SPIKES_SHARE_PCT / 100;
-	double floor = (double)(tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
-	if (own <= TT__SPIKES_SHARE_FREE_NS || own <= floor || own <= share * (double)h->process_seen_ns)
+	double own = (double)tt_os_thread_cpu_ns();
+	if (own <= tt__spikes_allowed(h->process_seen_ns))
 		return true;
 	/* (the process's CPU time only grows: read again only past its last reading's share) */
 	h->process_seen_ns = tt_os_process_cpu_ns();
-	return own <= share * (double)h->process_seen_ns;
+	return own <= tt__spikes_allowed(h->process_seen_ns);
 }
 
 /* tt-spikes, every TT__SPIKES_POLL_NS, and once at exit (last: what threads left
@@ -860,26 +926,36 @@ static bool tt__spikes_poll(bool last)
 	struct tt_os_writing writing; /* (the log's lines, the snapshots) */
 	tt_os_writing_begin(&writing);
 	tt__lock(&sp->poll_lock);
-	int64_t now = tt_os_monotonic_ns();
+	int64_t now = tt_os_monotonic_ns(), writing_ns = 0;
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
 			continue;
 		/* (a copy at least of each thread: one whose reading the share affords is
 		 * never left for another's) */
-		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last, now, &read); i++)
-			if (!last && !tt__spikes_within(sp))
+		for (int i = 0; i < TT__SPIKES_COPIES; i++) {
+			bool more = tt__spikes_poll_slot(sp, slot, last, now, &read);
+			/* A spike's window that ended copied as soon as it is found, not after the
+			 * look: its ring recycles meanwhile (outside test r49, F5). */
+			if (sp->snapshots && !last && tt__snapshots_ended()) {
+				int64_t from = tt_os_thread_cpu_ns();
+				tt__snapshots_copy_ended();
+				writing_ns += tt_os_thread_cpu_ns() - from;
+			}
+			if (!more || (!last && !tt__spikes_within(sp)))
 				break;
+		}
 		if (last)
 			tt__spikes_forget(slot);
 	}
 	if (read && !last) { /* (what reading a record costs it, the snapshots' writing left out) */
-		sp->held.read_ns += (double)(tt_os_thread_cpu_ns() - sp->cpu_ns);
+		sp->held.read_ns += (double)(tt_os_thread_cpu_ns() - sp->cpu_ns - writing_ns);
 		sp->held.read_records += (double)read;
 	}
 	/* (after the spikes of what was read: the windows that ended are written) */
 	if (sp->on)
 		waiting = tt__snapshots_take(&sp->clock, last);
+	__atomic_store_n(&sp->end_ns, last ? INT64_MAX : tt__snapshots_next_end_ns(&sp->clock), __ATOMIC_RELAXED);
 	/* The last look: tt-spikes, which may look again before the log is closed, finds
 	 * nothing more to do (its detectors would be made again, and never freed). */
 	if (last)
@@ -1065,9 +1141,9 @@ static void *tt__spikes_main(void *unused)
 	tt__fd_private_table(&log, log ? 1 : 0);
 	tt__thread_running("tt-spikes");
 	tt__thread_optional(TT__OPTIONAL_SPIKES, NULL);
-	int64_t sleep_ns = TT__SPIKES_POLL_NS;
+	int64_t sleep_ns = TT__SPIKES_POLL_NS, nap_ns = sleep_ns;
 	for (;;) {
-		tt_os_sleep_ns(sleep_ns);
+		tt_os_sleep_ns(nap_ns);
 		if (tt__thread_end_asked())
 			return NULL;
 		/* (twice as long after each look that found nothing: a program idle for hours
@@ -1075,6 +1151,10 @@ static void *tt__spikes_main(void *unused)
 		bool busy = tt__spikes_poll(false);
 		sleep_ns = busy ? TT__SPIKES_POLL_NS : 2 * sleep_ns < TT__SPIKES_IDLE_NS ? 2 * sleep_ns
 			 : TT__SPIKES_IDLE_NS;
+		/* (shorter where a spike's window ends sooner: copied as it ends, not a look
+		 * later, a held thread's ring recycling meanwhile: outside test r49 F5) */
+		int64_t end_ns = __atomic_load_n(&tt__spikes.end_ns, __ATOMIC_RELAXED);
+		nap_ns = end_ns >= sleep_ns ? sleep_ns : end_ns > TT__SPIKES_END_WAIT_NS ? end_ns : TT__SPIKES_END_WAIT_NS;
 		tt__spikes_share(&tt__spikes);
 	}
 	return NULL;

@@ -177,16 +177,36 @@ int tt__default_path(char *buf, size_t size)
 	return tt__out_path(buf, size);
 }
 
+/* The directory of an absolute `path` into dir; 0, or -1 where it has none. */
+static int tt__dir_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return -1;
+	snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	return 0;
+}
+
+int tt__output_theirs(const char *path, char *why, size_t size)
+{
+	char dir[4096];
+	uint32_t owner;
+	int link;
+	if (tt__dir_of(path, dir, sizeof dir) || tt_os_file_theirs(dir, path, &owner, &link) <= 0)
+		return 0;
+	snprintf(why, size, "another user's %s (uid %u) is there, in a directory with the sticky bit, "
+		 "which only they may replace", link ? "link" : "file", (unsigned)owner);
+	return 1;
+}
+
 void tt__check_out(void)
 {
 	char path[4096], dir[4096], why[160];
 	if (tt__out_apart || tt__forked || tt__exec_image || !tt__out_given[0] ||
 	    tt__default_path(path, sizeof path) || tt__output_in_place(path))
 		return;
-	const char *slash = strrchr(path, '/'); /* (made absolute at start) */
-	if (!slash)
+	if (tt__dir_of(path, dir, sizeof dir)) /* (made absolute at start) */
 		return;
-	snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	uint32_t owner;
 	int link, lost = -tt_os_dir_writable(dir), theirs = 0;
 	if (!lost) {
@@ -200,14 +220,13 @@ void tt__check_out(void)
 			strerror(lost));
 	else if (theirs > 0) {
 		/* (where the exit puts it: tt_os_file_place's rule) */
-		char beside[sizeof path], tag[24];
+		char beside[sizeof path], tag[24], theirs_why[200];
 		snprintf(beside, sizeof beside, "%s", path);
 		snprintf(tag, sizeof tag, ".%d", (int)tt_os_process_id());
-		if (tt_os_name_tag(beside, sizeof beside, tag) == 0)
-			fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: another user's %s (uid %u) is there, "
-				"in a directory with the sticky bit, which only they may replace: the trace "
-				"is written beside it at exit, as %s\n", path,
-				link ? "link" : "file", (unsigned)owner, beside);
+		if (tt_os_name_tag(beside, sizeof beside, tag) == 0 &&
+		    tt__output_theirs(path, theirs_why, sizeof theirs_why))
+			fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: %s: the trace is written beside it "
+				"at exit, as %s\n", path, theirs_why, beside);
 	}
 	/* (another user's directory, or their link to one: said as tt_os_dir_ours says it;
 	 * the user's or root's open to every user, as a test makes one for another user's

@@ -89,6 +89,9 @@ int tt__write_run_file_with(char *path, size_t size, tt__file_writer write, void
  * by name (/dev/stdout, /proc/self/fd/N: whatever it is open on), a device or a FIFO,
  * or a link of the user's or the system's to one. Anything else is replaced. */
 int tt__output_in_place(const char *path) TT__HIDDEN;
+/* Whether an output at absolute `path` cannot be put there for another user's file
+ * (tt_os_file_theirs): 1, said in `why`; else 0. */
+int tt__output_theirs(const char *path, char *why, size_t size) TT__HIDDEN;
 /* Opens such an output for writing (a named descriptor: a copy of it); -EPIPE for a
  * FIFO that no one reads. */
 int tt__open_in_place(const char *path) TT__HIDDEN;
@@ -163,6 +166,10 @@ struct tt__window {
 	 * bytes, written or not (a full disk: what it needs). */
 	bool shortened;
 	uint64_t bytes;
+	/* Set by its maker: a window whose every record the rings overwrote before it was
+	 * copied is no file (-ENODATA), its cuts said all the same. */
+	bool none_if_lost;
+	uint64_t found_tsc; /* when its spike was found (0: a trigger's, taken before it ends) */
 	/* Called once the file is whole, before it has its name (NULL: nothing): the
 	 * snapshot it replaces removed first, so that no reader of the folder ever finds
 	 * both, nor a part of the new one. */

@@ -229,6 +229,12 @@ def full_disk(median):
         room = re.search(r"ticktrace: (\d+) snapshots? removed on a full disk to make room for "
                          r"worse spikes' snapshots \(the least kept below them\)\n", err)
         check(room and int(room.group(1)) >= 1, f"{label}: the room made not said: {err}")
+        # (fewer kept than TICKTRACE_SNAPSHOT_MAX: what the disk held, said so, not the
+        # setting: it named TICKTRACE_SNAPSHOT_MAX, outside test r49 F8)
+        count = re.search(r"the snapshots keep the (\d+) worst \((.*?), by duration over threshold\)", err)
+        check(count and (int(count.group(1)) == KEEP or
+                         count.group(2) == "as many as the full disk held, below TICKTRACE_SNAPSHOT_MAX"),
+              f"{label}: the count kept says the disk held no more: {err}")
         print(f"{label}: {size} bytes, kept {sorted(got)}; {room.group(1) if room else '?'} removed "
               f"for worse ones")
 

@@ -1,0 +1,129 @@
+/* A thread's own reading of its counters at its exit (core/counters.c,
+ * tt__counters_read_at_exit), alone: no runtime started (TICKTRACE=0). Its records since
+ * its last reading hold a stretch as long as a scope tt-sched reads (2 ms): it reads
+ * the stretch's end, unless tt-sched is past its budget and the stretch is shorter than
+ * a spike (5 ms), which it then leaves unread and counts with tt-sched's (its spike
+ * names the budget). Before, it read every such end: the benchmark's 64 threads each
+ * read their last 2 ms sleep's, outside the budget that left most of them unread. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "core/core_internal.h"
+
+#define MS 1000000
+
+/* A thread (the calling one) whose last reading was 10 ms ago and whose records since
+ * are a scope's begin 8 ms ago and its end `len_ms` later. */
+struct tt_thread {
+	struct tt__slot slot;
+	struct tt__hot hot;
+	struct tt__chunk *chunk;
+};
+
+static void tt_thread_set(struct tt_thread *t, int64_t len_ms)
+{
+	memset(t, 0, sizeof *t);
+	struct tt_anchor now;
+	tt_os_anchor(&now);
+	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
+	assert_true(hz > 0);
+	t->chunk = calloc(1, TT__CHUNK_SIZE);
+	assert_non_null(t->chunk);
+	t->chunk->size = TT__CHUNK_SIZE;
+	struct tt_record *r = (struct tt_record *)(t->chunk + 1);
+	uint64_t begin = now.tsc - (uint64_t)((double)hz * 8 * MS / 1e9);
+	r[0] = (struct tt_record){begin, TT_RECORD_WORD(TT_REC_BEGIN, 1)};
+	r[1] = (struct tt_record){begin + (uint64_t)((double)hz * (double)len_ms * MS / 1e9),
+				  TT_RECORD_WORD(TT_REC_END, 0)};
+	t->hot.cursor = (char *)(r + 2);
+	t->slot.hot = &t->hot;
+	t->slot.first = t->slot.current = t->chunk;
+	t->slot.tid = tt_os_thread_id();
+	t->slot.sched.wanted = 1;
+	struct tt__counters *c = &t->slot.sched.counters;
+	c->files.handle = c->files.stat = c->files.dir = -1;
+	c->early_held = 1;
+	c->early = (struct tt_schedstat_sample){.ns = now.monotonic_ns - 10 * MS};
+	tt__counters_unread = 0;
+}
+
+/* Its exit's reading (or none) with tt-sched past its budget or not: readings stored. */
+static uint32_t tt_thread_exits(struct tt_thread *t, int past)
+{
+	tt__counters_past = past;
+	tt__sched_lock_held_signals();
+	tt__counters_read_at_exit(&t->slot);
+	tt__sched_unlock_held_signals();
+	return t->slot.sched.counters.n;
+}
+
+static void tt_thread_free(struct tt_thread *t)
+{
+	tt__counters_forget(&t->slot.sched.counters, 0);
+	free(t->chunk);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	tt__counters_on = 1;
+	tt_os_anchor(&tt__start_anchor);
+	struct timespec nap = {0, 20 * MS}; /* (the clock's rate from anchors apart) */
+	while (nanosleep(&nap, &nap) != 0)
+		;
+	return 0;
+}
+
+/* A scope of `len_ms`, tt-sched past its budget or not: the readings stored at the
+ * exit (its early one and the exit's), the scopes counted unread. */
+static void tt_exit_case(int64_t len_ms, int past, uint32_t readings, uint64_t unread)
+{
+	struct tt_thread t;
+	tt_thread_set(&t, len_ms);
+	assert_int_equal(tt_thread_exits(&t, past), readings);
+	assert_int_equal(t.slot.sched.counters.unread, unread);
+	assert_int_equal(tt__counters_unread, unread);
+	tt_thread_free(&t);
+}
+
+/* Within the budget: a 3 ms scope's end read. Past it: a spike's end read all the same
+ * (6 ms: it pays for its reading); a scope shorter than tt-sched reads (1 ms) never. */
+static void test_read(void **state)
+{
+	(void)state;
+	tt_exit_case(3, 0, 2, 0);
+	tt_exit_case(6, 1, 2, 0);
+	tt_exit_case(1, 0, 1, 0);
+	tt_exit_case(1, 1, 1, 0);
+}
+
+/* Past it: a 3 ms scope left unread, counted once (not again where tt-sched counted it). */
+static void test_past_budget_unread(void **state)
+{
+	(void)state;
+	tt_exit_case(3, 1, 1, 1);
+	struct tt_thread t;
+	tt_thread_set(&t, 3);
+	t.slot.sched.counters.unread_scope = ((struct tt_record *)(t.chunk + 1))->tsc;
+	t.slot.sched.counters.unread = 1; /* (tt-sched's count: the exit line's too) */
+	assert_int_equal(tt_thread_exits(&t, 1), 1);
+	assert_int_equal(t.slot.sched.counters.unread, 1);
+	assert_int_equal(tt__counters_unread, 0);
+	tt_thread_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_past_budget_unread),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
