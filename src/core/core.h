@@ -65,6 +65,8 @@ struct tt__counters {
 	uint64_t watch_from; /* its readings' count (base + n) as its watch began */
 	uint32_t repaid; /* of them, paid back (a spike's: counters.c) */
 	uint32_t on_room; /* begun past the budget, on what spikes slept through earned */
+	int inside; /* its thread's last record stands in for it, inside a scope it opened */
+	int64_t instead_ns; /* such a watch last begun past the budget (counters.c) */
 	int gone;          /* its files could not be opened: it exited */
 	uint64_t faults_seen; /* the process's faults before its own were last read (0: unknown) */
 	/* Its scopes tt-sched left unread past its CPU budget (format.h:

@@ -28,6 +28,11 @@
  *              inside), "h_quiet" (20 ms of CPU time, no record inside) and
  *              "h_sleep" (10 ms asleep), their
  *              lines as above, then tt-sched's CPU time's (below)
+ *   blindnaps  HEAVY_THREADS threads record empty scopes "tick" flat out (twice heavy's
+ *              rate), and between them BLIND_NAPS scopes "b_nap" (5 to 10 ms asleep,
+ *              inside scope "b_run" all along: a long function of short calls, as a
+ *              program recorded with record -f whose calls sleep or wait), their lines
+ *              as above, then tt-sched's CPU time's (below)
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
@@ -780,6 +785,22 @@ static void *heavy_thread(void *unused)
 	return NULL;
 }
 
+/* Ticks flat out, BLIND_NAPS naps of 5 to 10 ms in them, all inside "b_run". */
+#define BLIND_NAPS 60
+#define BLIND_BETWEEN_NS 30000000LL
+static void *blind_thread(void *unused)
+{
+	(void)unused;
+	TT_BEGIN("b_run");
+	heavy_ticks(HEAVY_BETWEEN_NS, 1);
+	for (int i = 0; i < BLIND_NAPS; i++) {
+		AROUND("b_nap", sleep_ms(5 + i % 6));
+		heavy_ticks(BLIND_BETWEEN_NS, 1);
+	}
+	TT_END();
+	return NULL;
+}
+
 #define FREE_THREADS 8 /* counters.c: TT__COUNTERS_BUDGET_FREE */
 
 static void *free_thread(void *unused)
@@ -1406,6 +1427,8 @@ int main(int argc, char **argv)
 		steps(150000000); /* (no scope tt-sched watches right after it) */
 	} else if (strcmp(what, "heavy") == 0) {
 		threads_then_cpu(HEAVY_THREADS, heavy_thread);
+	} else if (strcmp(what, "blindnaps") == 0) {
+		threads_then_cpu(HEAVY_THREADS, blind_thread);
 	} else if (strcmp(what, "flood") == 0) {
 		threads_then_cpu(FLOOD_THREADS, flood_thread);
 	} else if (strcmp(what, "dense") == 0) {

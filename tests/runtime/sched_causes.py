@@ -40,7 +40,7 @@ refused), in modes stop, ring and stream, with snapshots and under record: the k
 switches with the machine's clock, the program reads the namespace's; the file says
 the offsets (info), converts to JSON and .pftrace, and the splits add up as above.
 
-Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens|lost|loaded|nested|heavy|many]
+Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens|lost|loaded|nested|heavy|many|blindnaps]
 """
 import bisect
 import json
@@ -2270,6 +2270,63 @@ def refused_heavy(tmp):
     check(0 <= sched <= allowed + UNCHARGED, "%s: tt-sched's CPU time %d ns, past %d" % (label, sched, allowed))
 
 
+def refused_blindnaps(tmp):
+    """perf_event_open denied by seccomp: two threads record empty scopes flat out, more
+    than tt-sched's share lets it follow, and between them BLIND_NAPS naps of 5 to 10 ms
+    in scopes "b_nap" each, all inside one scope (outside tester r49 F3: sqlite3 under
+    record -f, every call recorded, 830 of its 1,324 spikes of 5 ms and more unsplit,
+    their thread read blind each 2 to 80 ms past tt-sched's budget, which those blind
+    readings had spent). Most naps split within their stated error of the kernel's
+    figures (none outside it), the rest say why; tt-sched's CPU time within its budget,
+    its share and what spikes pay back. Where the thread is not followed, or past the
+    budget, a scope it opened is watched in a blind reading's stead, and one whose
+    thread's last record stands in pays back as a spike (counters.c). Run again once
+    where too few split (tt-sched's own looks late on a loaded machine: it waits for a
+    CPU too); a split outside its error fails at once."""
+    label = "seccomp blindnaps"
+    for attempt in range(2):
+        within, naps = blindnaps_once(tmp, label)
+        if within >= 0.55 * naps:
+            break
+        print("%s: %d of %d naps split within their error%s" % (label, within, naps, ", again" if not attempt else ""))
+    # (at load 10 to 39: 57 to 79 %; before, past tt-sched's budget, 28 to 39 %)
+    check(within >= 0.55 * naps, "%s: %d of %d naps split within their error, not 55 %%" % (label, within, naps))
+
+
+def blindnaps_once(tmp, label):
+    """refused_blindnaps' run: (naps split within their error, naps)."""
+    for rate in (2, 4):
+        said = {}
+        kernel, spikes, err, out = run(tmp, "seccomp", args=("blindnaps",), said=said, env_extra={
+            "TICKTRACE_BUFFER": str(rate * 4 << 20), "TT_TEST_HEAVY_RATE": str(rate)})
+        if "were read blind" in err:
+            break
+        print("%s: tt-sched followed every record at %d times 3 million a second, within its share: again"
+              % (label, rate))
+    check("were read blind" in err, "%s: the threads were never read blind: %r" % (label, err))
+    naps = [k for k in kernel if k["scope"] == "b_nap"]
+    check(len(naps) == 2 * 60, "%s: %d naps said, 120 expected" % (label, len(naps)))
+    within, unsplit = 0, []
+    for k in naps:
+        sp = spike_of_nth(spikes, kernel, k)
+        if sp and "on_cpu_ns" not in sp:
+            print("%s: b_nap (tid %d) dur %8d unsplit: %.160s" % (label, k["tid"], sp["dur_ns"], sp.get("no_split")))
+            unsplit.append(sp)
+            continue
+        before = len(failures)
+        counters_agree(k, sp, label)
+        within += len(failures) == before
+    print("%s: %d naps, %d split within their error, %d unsplit" % (label, len(naps), within, len(unsplit)))
+    if unsplit:
+        unsplit_said(unsplit, label)
+    wall, process, sched = said.get("wall_ns", 0), said.get("process_cpu_ns", 0), said.get("tt_sched_cpu_ns", -1)
+    allowed = budget_allowed(wall, process) + max(process * 0.005, wall * 0.001)
+    print("%s: tt-sched %.2f ms of CPU time, its budget, share and spikes' %.2f ms (the process %.1f ms, %.0f ms "
+          "of wall time)" % (label, sched / 1e6, allowed / 1e6, process / 1e6, wall / 1e6))
+    check(0 <= sched <= allowed + UNCHARGED, "%s: tt-sched's CPU time %d ns, past %d" % (label, sched, allowed))
+    return within, len(naps)
+
+
 # Killed (meson's timeout sends SIGTERM first): the program run now is killed and
 # waited for, and the temporary folder removed, on the way out.
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
@@ -2287,6 +2344,8 @@ with tempfile.TemporaryDirectory() as tmp:
         refused_heavy(tmp)
     elif PART == "many":
         refused_many(tmp)
+    elif PART == "blindnaps":
+        refused_blindnaps(tmp)
     elif PART == "snapshots":
         snapshots(tmp)
         snapshot_cost(tmp)
