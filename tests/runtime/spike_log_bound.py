@@ -3,7 +3,7 @@
 16 MB in 8 minutes, with no bound), keeping what a user needs most: the worst spikes of
 the whole run, and what was left out, counted in a line of it and at exit. A ring
 run of 200 planted spikes in a shuffled order (snapshot_worst_prog) logs some 80 KB;
-bound to 24 KiB, the log is written again with its worst spikes now and then. Checked:
+bound to 16 KiB, the log is written again with its worst spikes now and then. Checked:
 its size, seen as it grows (at most the bound and one entry, for a moment) and at the
 end (within it); one line in it, a note, that says what was left out, the spikes it
 keeps and those left out adding up to the spikes found (the snapshots' exit line
@@ -24,7 +24,10 @@ from fractions import Fraction
 from verdict import check, verdict
 
 PROG = sys.argv[1]
-MAX = 24 << 10
+# (16 KiB: under the CI's ASan build the detector, held to its share, passes over a held
+# thread's older records with snapshots on and found 54 spikes, whose JSON, 23 KB, fit
+# within 24 KiB: the bound was never met)
+MAX = 16 << 10
 ENTRY_MAX = 4096  # (an entry's text at most, here: a planted spike's stack is short)
 
 
