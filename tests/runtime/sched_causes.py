@@ -2306,9 +2306,12 @@ def blindnaps_once(tmp, label):
     check("were read blind" in err, "%s: the threads were never read blind: %r" % (label, err))
     naps = [k for k in kernel if k["scope"] == "b_nap"]
     check(len(naps) == 2 * 60, "%s: %d naps said, 120 expected" % (label, len(naps)))
-    within, unsplit = 0, []
+    within, unsplit, unrecorded = 0, [], 0
     for k in naps:
         sp = spike_of_nth(spikes, kernel, k)
+        if sp is None and "because the buffer was full" in err:
+            unrecorded += 1  # (a quiet machine records faster: the buffer full before the last naps)
+            continue
         if sp and "on_cpu_ns" not in sp:
             print("%s: b_nap (tid %d) dur %8d unsplit: %.160s" % (label, k["tid"], sp["dur_ns"], sp.get("no_split")))
             unsplit.append(sp)
@@ -2316,7 +2319,9 @@ def blindnaps_once(tmp, label):
         before = len(failures)
         counters_agree(k, sp, label)
         within += len(failures) == before
-    print("%s: %d naps, %d split within their error, %d unsplit" % (label, len(naps), within, len(unsplit)))
+    print("%s: %d naps, %d split within their error, %d unsplit, %d past the full buffer"
+          % (label, len(naps), within, len(unsplit), unrecorded))
+    check(len(naps) - unrecorded >= 40, "%s: %d naps recorded, not 40" % (label, len(naps) - unrecorded))
     if unsplit:
         unsplit_said(unsplit, label)
     wall, process, sched = said.get("wall_ns", 0), said.get("process_cpu_ns", 0), said.get("tt_sched_cpu_ns", -1)
@@ -2324,7 +2329,7 @@ def blindnaps_once(tmp, label):
     print("%s: tt-sched %.2f ms of CPU time, its budget, share and spikes' %.2f ms (the process %.1f ms, %.0f ms "
           "of wall time)" % (label, sched / 1e6, allowed / 1e6, process / 1e6, wall / 1e6))
     check(0 <= sched <= allowed + UNCHARGED, "%s: tt-sched's CPU time %d ns, past %d" % (label, sched, allowed))
-    return within, len(naps)
+    return within, len(naps) - unrecorded
 
 
 # Killed (meson's timeout sends SIGTERM first): the program run now is killed and
