@@ -12,9 +12,10 @@ every 100 ms of its CPU time; preempted scopes of more than 1 ms among them), mo
 TICKTRACE_BUFFER=4194304 (a ring of some 100 ms here), each window from 5 ms before
 its spike to 1 ms after, TICKTRACE_SNAPSHOT_MAX=8. Checked: the detector said it held
 the thread; of the snapshots kept, at most CUT_MOST have a window cut (main's code: 3,
-5, 5, 6 of 8 in four runs at load 7 to 16; this one's: 0, 0, 1, 1). And where a run
-with TICKTRACE_BUFFER=1048576 advises a larger buffer, a run with the one it advises
-keeps its windows the same way (main's: 7 of 8 cut with it, its own advice larger).
+5, 5, 6 of 8 in four runs at load 7 to 16; this one's: 0, 0, 1, 1). (Whether the
+buffer a run advises holds the next run's windows is not checked: the advice assumes the
+next run's rate and delay, and a fresh-clone CI's two runs differed 3.5 times in rate,
+79.8 and 22.5 M records/s, the advised run 3 of 7 cut.)
 
 Usage: snapshot_held.py PROG TICKTRACE"""
 import os
@@ -64,10 +65,4 @@ with tempfile.TemporaryDirectory(prefix="tt-snapshot-held-") as tmp:
         print(f"SKIP: the detector never held the thread here (a fast machine, or a quiet one): {err}")
         sys.exit(77)
     whole("large", files, cut, err)
-    # The buffer a run with a smaller ring advises holds the next run's windows (main's
-    # code: each run's advice the next run's cut, 7 of 8 with it).
-    files, cut, err = run(tmp, "small", 1048576)
-    advised = re.search(r"its ring keeps that long only with TICKTRACE_BUFFER=(\d+) ", err)
-    if advised:
-        whole("advised", *run(tmp, "advised", int(advised.group(1))))
 sys.exit(verdict())
