@@ -31,6 +31,14 @@ MAX = 16 << 10
 ENTRY_MAX = 4096  # (an entry's text at most, here: a planted spike's stack is short)
 
 
+def exit_line_of(said):
+    """The line at exit that says what the bound left out."""
+    return re.search(r"ticktrace: spike log \S+: (\d+) spikes? and (\d+) notes? \(of (\d+) events "
+                     r"overwritten\) left out to keep it within TICKTRACE_SPIKES_LOG_MAX "
+                     r"\((\d+) bytes\): it keeps the worst spikes \(a line in it says what "
+                     r"was left out\)\n", said)
+
+
 def run(tmp, name):
     """The log's path, what the program said, and the largest size seen as it ran."""
     log = os.path.join(tmp, name)
@@ -58,16 +66,20 @@ def run(tmp, name):
         err.seek(0)
         said = err.read()
     check(code == 0, f"{name}: exit {code}: {said}")
+    if not exit_line_of(said) and largest <= MAX and "was held to its share" in said:
+        # (the premise, more spikes found than the bound holds, not met: under the CI's
+        # ASan build the detector is held to its share, passes over a held thread's older
+        # records with snapshots on, and found 18 to 58 of the 200)
+        print(f"SKIP: {name}: the detector, held to its share, found too few spikes to fill "
+              f"the log's {MAX} bytes ({largest} at most): the bound is not tried: {said}")
+        sys.exit(77)
     check(largest <= MAX + ENTRY_MAX, f"{name}: the log reached {largest} bytes as it ran, past "
           f"its bound of {MAX} and an entry")
     size = os.path.getsize(log) if os.path.exists(log) else -1
     check(0 < size <= MAX, f"{name}: the log ended with {size} bytes, its bound {MAX}")
     found = re.search(r"ticktrace: of (\d+) spikes, the snapshots keep", said)
     check(found, f"{name}: the spikes found not said: {said}")
-    exit_line = re.search(r"ticktrace: spike log \S+: (\d+) spikes? and (\d+) notes? \(of (\d+) events "
-                          r"overwritten\) left out to keep it within TICKTRACE_SPIKES_LOG_MAX "
-                          r"\((\d+) bytes\): it keeps the worst spikes \(a line in it says what "
-                          r"was left out\)\n", said)
+    exit_line = exit_line_of(said)
     check(exit_line and int(exit_line.group(4)) == MAX, f"{name}: what was left out not said at exit: "
           f"{said}")
     print(f"{name}: {size} bytes at the end, {largest} at most as it ran; said: "
