@@ -777,11 +777,14 @@ struct tt_os_wide {
 	wchar_t small[MAX_PATH - 12]; /* (CreateDirectoryW's limit: room for an 8.3 name) */
 };
 
+/* (keeps GetLastError as the call on the path left it: HeapFree may change it) */
 static void tt_os_wide_done(struct tt_os_wide *wide)
 {
+	DWORD err = GetLastError();
 	if (wide->block)
 		HeapFree(GetProcessHeap(), 0, wide->block);
 	wide->block = NULL;
+	SetLastError(err);
 }
 
 static int tt_os_wide(const char *path, struct tt_os_wide *wide)
@@ -826,9 +829,9 @@ static DWORD tt_os_attributes(const char *path)
 	struct tt_os_wide wide;
 	int wrong = tt_os_wide(path, &wide);
 	DWORD attributes = wrong ? INVALID_FILE_ATTRIBUTES : GetFileAttributesW(wide.path);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
-	SetLastError(!wrong ? err : wrong == -ENAMETOOLONG ? ERROR_FILENAME_EXCED_RANGE : ERROR_NOT_ENOUGH_MEMORY);
+	if (wrong)
+		SetLastError(wrong == -ENAMETOOLONG ? ERROR_FILENAME_EXCED_RANGE : ERROR_NOT_ENOUGH_MEMORY);
 	return attributes;
 }
 
@@ -927,9 +930,8 @@ int tt_os_dir_make(const char *path)
 	if (wrong)
 		return wrong;
 	BOOL made = CreateDirectoryW(wide.path, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
-	return made ? 0 : err == ERROR_ALREADY_EXISTS ? -EEXIST : tt_os_file_error(err);
+	return made ? 0 : GetLastError() == ERROR_ALREADY_EXISTS ? -EEXIST : tt_os_file_error(GetLastError());
 }
 
 uint64_t tt_os_file_room(const char *path)
@@ -937,9 +939,9 @@ uint64_t tt_os_file_room(const char *path)
 	struct tt_os_wide wide;
 	if (tt_os_wide(path, &wide))
 		return 0;
-	DWORD high = 0, low = GetCompressedFileSizeW(wide.path, &high), err = GetLastError();
+	DWORD high = 0, low = GetCompressedFileSizeW(wide.path, &high);
 	tt_os_wide_done(&wide);
-	if (low == INVALID_FILE_SIZE && err != NO_ERROR)
+	if (low == INVALID_FILE_SIZE && GetLastError() != NO_ERROR)
 		return 0;
 	return (uint64_t)high << 32 | low;
 }
@@ -952,9 +954,8 @@ int64_t tt_os_disk_room(const char *dir)
 	if (wrong)
 		return wrong;
 	BOOL known = GetDiskFreeSpaceExW(wide.path, &available, NULL, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
-	return known ? (int64_t)available.QuadPart : tt_os_file_error(err);
+	return known ? (int64_t)available.QuadPart : tt_os_file_error(GetLastError());
 }
 
 int tt_os_dir_theirs(const char *dir, char *why, size_t cap)
@@ -1048,8 +1049,8 @@ int tt_os_file_create(const char *path, struct tt_os_file *file)
 	HANDLE f = CreateFileW(wide.path, GENERIC_READ | GENERIC_WRITE,
 			       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, CREATE_NEW,
 			       FILE_ATTRIBUTE_NORMAL, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
+	DWORD err = GetLastError();
 	if (f == INVALID_HANDLE_VALUE) {
 		return err == ERROR_FILE_EXISTS || err == ERROR_ALREADY_EXISTS ? -EEXIST :
 		       err == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
@@ -1084,10 +1085,9 @@ static int tt_os_open_path(const char *path, DWORD access, DWORD share, DWORD di
 	if (wrong)
 		return wrong;
 	HANDLE f = CreateFileW(wide.path, access, share, NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
 	if (f == INVALID_HANDLE_VALUE)
-		return tt_os_file_error(err);
+		return tt_os_file_error(GetLastError());
 	file->handle = (intptr_t)f;
 	return 0;
 }
@@ -1281,8 +1281,8 @@ int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struc
 		 * FILE_SHARE_DELETE: renamed and removed by its name as on Linux) */
 		HANDLE f = CreateFileW(wtmp.path, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL,
 				       CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
-		DWORD err = GetLastError();
 		tt_os_wide_done(&wtmp);
+		DWORD err = GetLastError();
 		if (f != INVALID_HANDLE_VALUE) {
 			file->handle = (intptr_t)f;
 			return 0;
@@ -1359,9 +1359,7 @@ static HANDLE tt_os_open_there(const char *path, DWORD access)
 	}
 	HANDLE f = CreateFileW(wide.path, access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
 			       OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
-	SetLastError(err);
 	return f;
 }
 
