@@ -76,8 +76,8 @@ def cut_snapshot(tmp, label, **settings):
     """The run `label` in a ring of 20000 records, which tt_trigger("label") once:
     its one snapshot's info and report, and what the run said."""
     folder = os.path.join(tmp, label)
-    results, err = run(tmp, [label], TICKTRACE_SNAPSHOTS=folder, TICKTRACE_BUFFER="20000",
-                       TICKTRACE_SNAPSHOT_AFTER="1ms", **settings)
+    results, err = run(tmp, [label], **{"TICKTRACE_SNAPSHOTS": folder, "TICKTRACE_BUFFER": "20000",
+                                        "TICKTRACE_SNAPSHOT_AFTER": "1ms", **settings})
     check(results.get(label) == 0, f"{label}: {results}")
     files = os.listdir(folder) if os.path.isdir(folder) else []
     check(len(files) == 1, f"{label}: one snapshot: {files}")
@@ -247,10 +247,11 @@ def main():
         said = sum(int(m.group(1)) for m in (waited, bunched) if m)
         check(waited and said == busy, f"the refused said ({busy}): {err}")
 
-        # The thread that triggered, gone when its snapshot is written and its window
-        # all overwritten: in the file still, its cut said (the file was refused: "SNAPSHOT
-        # of thread index 0, which has no THREAD section").
-        info, _, err = cut_snapshot(tmp, "gone")
+        # The thread that triggered, gone when its snapshot is written (at exit: its
+        # window ends after the run) and its window's start overwritten: in the file
+        # still, its cut said (the file was refused: "SNAPSHOT of thread index 0, which
+        # has no THREAD section").
+        info, _, err = cut_snapshot(tmp, "gone", TICKTRACE_SNAPSHOT_AFTER="60s")
         check("window cut: tid" in info, f"gone: the thread's cut said: {info}")
 
         # A window the ring holds in part (its start overwritten, its end kept): said in
