@@ -31,7 +31,7 @@ import urllib.request
 
 tool = os.environ['TT_TEST_TOOL']
 prog, check_perfetto, schema, query_shards, sanitize = sys.argv[1:6]
-THREADS, SCOPES, SPLIT = 3, 50000, 5000
+THREADS, SCOPES, SPLIT = 3, 20000, 5000
 UI_SLICES = 3000000  # what the converter warns above, without --split
 
 
@@ -169,7 +169,7 @@ def check_counted(d):
     in trace_processor's slice table, .pftrace and JSON alike (counted in the JSON
     where trace_processor_shell is not), as many shards as those rows need, and
     all the run's. Before, N counted scopes only: shards of twice N."""
-    ttr = record(d, 'points.ttr', THREADS, 10000, marks=1)
+    ttr = record(d, 'points.ttr', THREADS, 5000, marks=1)
     sub = os.path.join(d, 'points')
     os.mkdir(sub)
     r = run(['convert', '-q', ttr, '-o', os.path.join(sub, 'whole.json')])
@@ -344,7 +344,7 @@ def check_exited(d):
         print('the states of exited threads in shards not checked: no trace_processor_shell')
         return
     split = 2000
-    ttr = record(d, 'exits.ttr', THREADS, 40000, nap=100, stagger=1)
+    ttr = record(d, 'exits.ttr', THREADS, 20000, nap=100, stagger=1)
     sub = os.path.join(d, 'exits')
     os.mkdir(sub)
     whole = os.path.join(sub, 'whole.pftrace')

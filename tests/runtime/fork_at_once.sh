@@ -50,10 +50,10 @@ if [ "$files" -lt $((2 * subshells + 1)) ]; then
 	echo "FAIL: $files files, not the $((2 * subshells + 1)) or more of the shell and its $subshells subshells and jobs"
 	exit 1
 fi
-for f in "$dir"/run-*.ttr; do
-	if ! "$tool" info "$f" >/dev/null 2>"$dir/err"; then
-		echo "FAIL: $f does not read: $(cat "$dir/err")"
-		exit 1
-	fi
-done
+# (one command decodes them all, as the process tree they are, and names a file that does
+# not read: one a file took 15 s of the test at load 17, 0.3 s so)
+if ! "$tool" info "$dir"/run-*.ttr >/dev/null 2>"$dir/err"; then
+	echo "FAIL: the files do not read: $(cat "$dir/err")"
+	exit 1
+fi
 echo "ok: $subshells subshells forking at once, $files files, each whole"
