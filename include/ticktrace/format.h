@@ -663,7 +663,8 @@ enum tt_schedstat_flags {
 	 * within the distance, where another thread's says nothing of the waits between.
 	 * A first one may be all 0, stamped before the thread was made (as pthread_create
 	 * was called: every counter starts at 0 there, and every wait of its comes after),
-	 * where the thread started within 0.1 ms of it and read no file. */
+	 * however late the thread started (it read no file: the spans from that moment to
+	 * a spike's start bound what it waited meanwhile). */
 	TT_SCHEDSTAT_OWN_FIRST = 1u << 5,
 	TT_SCHEDSTAT_OWN_LAST = 1u << 6,
 	/* tt-sched stopped following the thread's records for a while (their share of its

@@ -310,25 +310,22 @@ static void tt__sched_rouse(void)
 		tt__sched_wake_up();
 }
 
-/* A thread that starts within this of the pthread_create call that made it needs no
- * reading of its own as it starts: its counters as that call began stand for it (below).
- * A split of its first scopes then knows less of its start by at most as much as the
- * reading was taken later (common/analysis/states.c: the error from a reading to an
- * edge), twice TT_SCHEDSTAT_SPAN_NS, the error a reading's values have anyway. */
-#define TT__SCHED_START_NEAR_NS (2 * TT_SCHEDSTAT_SPAN_NS)
-
-/* The calling thread's first reading of its counters, as it starts, without its /proc
- * file where it can (the open of a new thread's was most of a thread's start-up cost
- * with the counters as the source: 14 to 17 us at load 20 on 2 cores, the open alone):
- * where it starts within TT__SCHED_START_NEAR_NS of `asked_ns`, the clock before it
- * was made, its counters then, all 0 (each starts at 0 as the kernel makes the thread:
- * exact, and its own in format.h's sense, TT_SCHEDSTAT_OWN_FIRST: each wait of its
- * began after); else read (below a small limit, `few`, not: no descriptor of the
+/* The calling thread's first reading of its counters, as it starts. Where `asked_ns`,
+ * the clock before pthread_create made it (lifecycle/pthread.c), is known: its counters
+ * then, all 0 (each starts at 0 as the kernel makes the thread: exact, and its own in
+ * format.h's sense, TT_SCHEDSTAT_OWN_FIRST: each wait of its began after), however late
+ * it started, with no system call. A reading as it started was 9 system calls and the
+ * kernel's first build of its /proc directory, about 30 us a thread (s23's schedcost:
+ * 17 to 21 us the directory, which the next reading that needs the file pays now:
+ * tt-sched's, its exit's). Its first scopes' splits lose nothing they claim: a late
+ * start's wait for a CPU lies between that call and its first event, within the
+ * bounds common/analysis/states.c draws from a reading to an edge. Else (the main
+ * thread, a fork's child) read (below a small limit, `few`, not: no descriptor of the
  * program's for a moment). 1: a reading in *out, 0: none, -1: none for want of a
  * descriptor. */
 static int tt__sched_start_reading(int64_t asked_ns, int few, struct tt_schedstat_sample *out)
 {
-	if (asked_ns && tt_os_monotonic_ns() - asked_ns <= TT__SCHED_START_NEAR_NS) {
+	if (asked_ns) {
 		*out = (struct tt_schedstat_sample){.ns = asked_ns};
 		return 1;
 	}
@@ -350,8 +347,8 @@ void tt__sched_thread_starts(int alone, int64_t asked_ns)
 	e->off = off;
 	e->sw = (struct tt__switches){0};
 	/* (below a small limit, none of the program's descriptors, even for a moment:
-	 * tt-sched asks at its first event) */
-	int few = !alone && tt__fd_room() < 0;
+	 * tt-sched asks at its first event; asked for only where one would be taken) */
+	int few = !alone && (!off || !asked_ns) && tt__fd_room() < 0;
 	e->few = few && !off;
 	/* (refused: its first event has tt-sched ask again, which says why) */
 	e->err = off ? 0 : few ? -EMFILE : tt__switches_open(&e->sw, 0, 1, &denied);
