@@ -777,11 +777,14 @@ struct tt_os_wide {
 	wchar_t small[MAX_PATH - 12]; /* (CreateDirectoryW's limit: room for an 8.3 name) */
 };
 
+/* (keeps GetLastError as the call on the path left it: HeapFree may change it) */
 static void tt_os_wide_done(struct tt_os_wide *wide)
 {
+	DWORD err = GetLastError();
 	if (wide->block)
 		HeapFree(GetProcessHeap(), 0, wide->block);
 	wide->block = NULL;
+	SetLastError(err);
 }
 
 static int tt_os_wide(const char *path, struct tt_os_wide *wide)
@@ -820,15 +823,37 @@ static int tt_os_wide(const char *path, struct tt_os_wide *wide)
 	return wide->path ? 0 : -ENOMEM;
 }
 
+/* A module's path (GetModuleFileNameW, which cuts a path at the buffer it is given: a
+ * library loaded from deeper than MAX_PATH was described cut, its file not found, its
+ * functions unnamed) in wide->path: on the stack where it fits, else from the heap
+ * (tt_os_wide_done). 0, -ENOENT, -ENOMEM. */
+static int tt_os_module_wide(HMODULE module, struct tt_os_wide *wide)
+{
+	DWORD size = sizeof wide->small / sizeof *wide->small, n;
+	wide->block = NULL;
+	wide->path = wide->small;
+	while ((n = GetModuleFileNameW(module, wide->path, size)) == size && size < 32768) {
+		tt_os_wide_done(wide);
+		size = 32768; /* (the longest path Windows has) */
+		wide->path = wide->block = HeapAlloc(GetProcessHeap(), 0, size * sizeof *wide->block);
+		if (!wide->path)
+			return -ENOMEM;
+	}
+	if (n && n < size)
+		return 0;
+	tt_os_wide_done(wide);
+	return -ENOENT;
+}
+
 /* GetFileAttributesW of a UTF-8 path (INVALID_FILE_ATTRIBUTES: GetLastError says why). */
 static DWORD tt_os_attributes(const char *path)
 {
 	struct tt_os_wide wide;
 	int wrong = tt_os_wide(path, &wide);
 	DWORD attributes = wrong ? INVALID_FILE_ATTRIBUTES : GetFileAttributesW(wide.path);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
-	SetLastError(!wrong ? err : wrong == -ENAMETOOLONG ? ERROR_FILENAME_EXCED_RANGE : ERROR_NOT_ENOUGH_MEMORY);
+	if (wrong)
+		SetLastError(wrong == -ENAMETOOLONG ? ERROR_FILENAME_EXCED_RANGE : ERROR_NOT_ENOUGH_MEMORY);
 	return attributes;
 }
 
@@ -927,9 +952,8 @@ int tt_os_dir_make(const char *path)
 	if (wrong)
 		return wrong;
 	BOOL made = CreateDirectoryW(wide.path, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
-	return made ? 0 : err == ERROR_ALREADY_EXISTS ? -EEXIST : tt_os_file_error(err);
+	return made ? 0 : GetLastError() == ERROR_ALREADY_EXISTS ? -EEXIST : tt_os_file_error(GetLastError());
 }
 
 uint64_t tt_os_file_room(const char *path)
@@ -937,9 +961,9 @@ uint64_t tt_os_file_room(const char *path)
 	struct tt_os_wide wide;
 	if (tt_os_wide(path, &wide))
 		return 0;
-	DWORD high = 0, low = GetCompressedFileSizeW(wide.path, &high), err = GetLastError();
+	DWORD high = 0, low = GetCompressedFileSizeW(wide.path, &high);
 	tt_os_wide_done(&wide);
-	if (low == INVALID_FILE_SIZE && err != NO_ERROR)
+	if (low == INVALID_FILE_SIZE && GetLastError() != NO_ERROR)
 		return 0;
 	return (uint64_t)high << 32 | low;
 }
@@ -952,9 +976,8 @@ int64_t tt_os_disk_room(const char *dir)
 	if (wrong)
 		return wrong;
 	BOOL known = GetDiskFreeSpaceExW(wide.path, &available, NULL, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
-	return known ? (int64_t)available.QuadPart : tt_os_file_error(err);
+	return known ? (int64_t)available.QuadPart : tt_os_file_error(GetLastError());
 }
 
 int tt_os_dir_theirs(const char *dir, char *why, size_t cap)
@@ -1048,8 +1071,8 @@ int tt_os_file_create(const char *path, struct tt_os_file *file)
 	HANDLE f = CreateFileW(wide.path, GENERIC_READ | GENERIC_WRITE,
 			       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, CREATE_NEW,
 			       FILE_ATTRIBUTE_NORMAL, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
+	DWORD err = GetLastError();
 	if (f == INVALID_HANDLE_VALUE) {
 		return err == ERROR_FILE_EXISTS || err == ERROR_ALREADY_EXISTS ? -EEXIST :
 		       err == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
@@ -1084,10 +1107,9 @@ static int tt_os_open_path(const char *path, DWORD access, DWORD share, DWORD di
 	if (wrong)
 		return wrong;
 	HANDLE f = CreateFileW(wide.path, access, share, NULL, disposition, FILE_ATTRIBUTE_NORMAL, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
 	if (f == INVALID_HANDLE_VALUE)
-		return tt_os_file_error(err);
+		return tt_os_file_error(GetLastError());
 	file->handle = (intptr_t)f;
 	return 0;
 }
@@ -1281,8 +1303,8 @@ int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struc
 		 * FILE_SHARE_DELETE: renamed and removed by its name as on Linux) */
 		HANDLE f = CreateFileW(wtmp.path, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL,
 				       CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
-		DWORD err = GetLastError();
 		tt_os_wide_done(&wtmp);
+		DWORD err = GetLastError();
 		if (f != INVALID_HANDLE_VALUE) {
 			file->handle = (intptr_t)f;
 			return 0;
@@ -1359,9 +1381,7 @@ static HANDLE tt_os_open_there(const char *path, DWORD access)
 	}
 	HANDLE f = CreateFileW(wide.path, access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
 			       OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS, NULL);
-	DWORD err = GetLastError();
 	tt_os_wide_done(&wide);
-	SetLastError(err);
 	return f;
 }
 
@@ -1989,18 +2009,19 @@ uint32_t tt_os_process_id(void)
 
 size_t tt_os_process_name(char *name, size_t size)
 {
-	wchar_t path[MAX_PATH];
-	DWORD n = GetModuleFileNameW(NULL, path, MAX_PATH);
-	if (!n || n == MAX_PATH) {
+	struct tt_os_wide wide;
+	if (tt_os_module_wide(NULL, &wide)) {
 		if (size)
 			name[0] = 0;
 		return 0;
 	}
-	const wchar_t *base = path;
-	for (const wchar_t *p = path; *p; p++)
+	const wchar_t *base = wide.path;
+	for (const wchar_t *p = wide.path; *p; p++)
 		if (*p == L'\\' || *p == L'/')
 			base = p + 1;
-	return tt_os_utf8(base, name, size);
+	size_t len = tt_os_utf8(base, name, size);
+	tt_os_wide_done(&wide);
+	return len;
 }
 
 /* ntdll's NtQueryInformationProcess, class ProcessBasicInformation (0). */
@@ -2146,15 +2167,24 @@ static size_t tt_os_module_handles(HMODULE modules[TT_OS_MODULES_MAX])
 	return n < TT_OS_MODULES_MAX ? n : TT_OS_MODULES_MAX;
 }
 
-/* A module mapped at `base`, its file at `path`: `each` called with each of its ranges
- * (its executable sections) until one returns other than 0, which it returns. */
-static int tt_os_module_walk(const uint8_t *base, const char *path,
+/* A module mapped at `base`, its file at `wpath` (`chars` long, -1: to its NUL): `each`
+ * called with each of its ranges (its executable sections) until one returns other than
+ * 0, which it returns. */
+static int tt_os_module_walk(const uint8_t *base, const wchar_t *wpath, int chars,
 			     int (*each)(const struct tt_os_module *module, void *arg), void *arg)
 {
 	const IMAGE_DOS_HEADER *dos = (const void *)base;
 	const IMAGE_NT_HEADERS64 *nt = (const void *)(base + dos->e_lfanew);
 	if (dos->e_magic != IMAGE_DOS_SIGNATURE || nt->Signature != IMAGE_NT_SIGNATURE)
 		return 0;
+	/* (its path in UTF-8: on the stack where it fits, as at a crash; a longer one's from
+	 * the heap) */
+	char small[3 * MAX_PATH], *path = small;
+	int bytes = WideCharToMultiByte(CP_UTF8, 0, wpath, chars, NULL, 0, NULL, NULL);
+	if (bytes <= 0 || (bytes >= (int)sizeof small && !(path = HeapAlloc(GetProcessHeap(), 0, (size_t)bytes + 1))))
+		return 0;
+	path[WideCharToMultiByte(CP_UTF8, 0, wpath, chars, path, bytes, NULL, NULL) > 0 ? bytes : 0] = 0;
+	int rc = 0;
 	uint8_t stamp[TT_PE_STAMP_SIZE];
 	const uint8_t *build_id;
 	uint32_t build_id_len = tt_os_build_id(base, nt, stamp, &build_id);
@@ -2173,11 +2203,12 @@ static int tt_os_module_walk(const uint8_t *base, const char *path,
 			.build_id = build_id,
 			.build_id_len = build_id_len,
 		};
-		int rc = each(&module, arg);
-		if (rc)
-			return rc;
+		if ((rc = each(&module, arg)))
+			break;
 	}
-	return 0;
+	if (path != small)
+		HeapFree(GetProcessHeap(), 0, path);
+	return rc;
 }
 
 int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg)
@@ -2185,12 +2216,11 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 	HMODULE modules[TT_OS_MODULES_MAX];
 	size_t n = tt_os_module_handles(modules);
 	for (size_t m = 0; m < n; m++) {
-		wchar_t wpath[MAX_PATH];
-		char path[3 * MAX_PATH];
-		if (!GetModuleFileNameW(modules[m], wpath, MAX_PATH))
+		struct tt_os_wide wide;
+		if (tt_os_module_wide(modules[m], &wide))
 			continue;
-		tt_os_utf8(wpath, path, sizeof path);
-		int rc = tt_os_module_walk((const uint8_t *)modules[m], path, each, arg);
+		int rc = tt_os_module_walk((const uint8_t *)modules[m], wide.path, -1, each, arg);
+		tt_os_wide_done(&wide);
 		if (rc)
 			return rc;
 	}
@@ -2219,15 +2249,9 @@ static VOID CALLBACK tt_os_dll_notification(ULONG reason, const struct tt_os_dll
 	if (reason != TT_OS_DLL_UNLOADED)
 		return;
 	uint64_t tsc = __rdtsc();
-	wchar_t wpath[MAX_PATH];
-	char path[3 * MAX_PATH];
-	size_t chars = dll->full_name->Length / sizeof(wchar_t);
-	chars = chars < MAX_PATH - 1 ? chars : MAX_PATH - 1;
-	memcpy(wpath, dll->full_name->Buffer, chars * sizeof(wchar_t));
-	wpath[chars] = 0;
-	tt_os_utf8(wpath, path, sizeof path);
 	struct tt_os_module_list ranges = {0};
-	tt_os_module_walk(dll->base, path, tt_os_module_list_add, &ranges);
+	tt_os_module_walk(dll->base, dll->full_name->Buffer, (int)(dll->full_name->Length / sizeof(wchar_t)),
+			  tt_os_module_list_add, &ranges);
 	if (ranges.err || !ranges.count)
 		free(ranges.data);
 	else
@@ -2270,15 +2294,15 @@ int tt_os_address_loaded(const void *at, const char **symbol)
 int tt_os_address_module(const void *at, struct tt_os_address *where, char *buf, size_t cap)
 {
 	HMODULE module;
-	wchar_t wpath[MAX_PATH];
-	DWORD n;
+	struct tt_os_wide wide;
 	if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
 				at, &module))
 		return 0;
-	n = GetModuleFileNameW(module, wpath, MAX_PATH);
-	if (!n || n == MAX_PATH)
-		wpath[0] = 0;
-	tt_os_utf8(wpath, buf, cap);
+	if (!tt_os_module_wide(module, &wide))
+		tt_os_utf8(wide.path, buf, cap);
+	else if (cap)
+		buf[0] = 0;
+	tt_os_wide_done(&wide);
 	*where = (struct tt_os_address){.base = (uintptr_t)module, .loaded_as = buf};
 	return 1;
 }

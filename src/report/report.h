@@ -53,7 +53,8 @@ void tt__spikes_after_fork(void) TT__HIDDEN;
 struct tt__log_entry {
 	uint64_t at;               /* where it begins in the file */
 	uint32_t len;
-	bool note;                 /* a note (events overwritten), not a spike */
+	bool note;                 /* a note (events not read), not a spike */
+	bool skipped;              /* a note of events passed over, not overwritten */
 	int64_t dur, threshold;    /* a spike's (threshold 1 or more); a note's events in dur */
 };
 struct tt__spikes_bound {
@@ -62,18 +63,20 @@ struct tt__spikes_bound {
 	int stuck;    /* -errno: it could not be kept within it, no entry taken since */
 	struct tt__log_entry *entries; /* the entries the file holds, in its order */
 	size_t n, cap;
-	/* left out: spikes, notes and the events they said overwritten; rewrites */
-	uint64_t spikes_out, notes_out, events_out, rewrites;
+	/* left out: spikes, notes and the events they said overwritten or passed over; rewrites */
+	uint64_t spikes_out, notes_out, events_out, skipped_out, rewrites;
 	struct tt__log_entry worst; /* the worst spike left out (threshold 0: none) */
 	int64_t until_ns;           /* the last rewrite's time (ns since the start) */
 };
 /* The bound of a log (`file`: one ticktrace made; else none), as set; a bad value said. */
 void tt__spikes_bound_start(struct tt__spikes_bound *b, bool file) TT__HIDDEN;
 /* The entry the log at `path` (its descriptor `log`) just took whole, [from, *whole):
- * a spike `s`, or a note (NULL) of `events` overwritten. Past the bound, the log
- * written again (*whole its new end), or this entry cut off (counted). */
+ * a spike `s`, or a note (NULL) of `events` overwritten (or passed over: `skipped`).
+ * Past the bound, the log written again (*whole its new end), or this entry cut off
+ * (counted). */
 void tt__spikes_bound_add(struct tt__spikes_bound *b, struct tt__fd *log, const char *path, bool json,
-			  int64_t from, int64_t *whole, const struct tt_an_spike *s, uint64_t events) TT__HIDDEN;
+			  int64_t from, int64_t *whole, const struct tt_an_spike *s, uint64_t events,
+			  bool skipped) TT__HIDDEN;
 /* At exit: what was left out, said; then the index let go. */
 void tt__spikes_bound_said(const struct tt__spikes_bound *b, const char *path) TT__HIDDEN;
 void tt__spikes_bound_free(struct tt__spikes_bound *b) TT__HIDDEN;

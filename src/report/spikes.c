@@ -71,14 +71,14 @@ struct tt__spikes_thread {
  * and when (and as last read within a look); since and until when a thread is held (0:
  * none), how long one was in all, the longest hold, the threads held in the run; what its reading cost (CPU time and
  * records read, snapshots left out); the events the rings overwrote before it read
- * them, in all and of the threads that lost most (said at exit: their spikes were not
- * found). */
+ * them, and those it passed over, in all and of the threads that lost most (said at
+ * exit: their spikes were not found). */
 #define TT__SPIKES_UNREAD_SAID 4
 struct tt__spikes_held {
 	int64_t process_ns, process_at_ns, process_seen_ns, since_ns, until_ns, held_ns, longest_ns;
 	uint64_t threads_held;
 	double read_ns, read_records;
-	uint64_t unread;
+	uint64_t unread, skipped;
 	struct { uint32_t tid; uint64_t events; } threads[TT__SPIKES_UNREAD_SAID];
 };
 
@@ -184,10 +184,11 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 	fputs("]}\n", out);
 }
 
-/* The entry just printed (a spike `s`, or a note of `events` overwritten), out to the
- * log: one the log could not take whole (a full disk, the file size limit, a FIFO whose
- * reader takes nothing) is counted, and said at exit; one it took, held to its bound. */
-static void tt__spikes_flush(struct tt__spikes *sp, const struct tt_an_spike *s, uint64_t events)
+/* The entry just printed (a spike `s`, or a note of `events` overwritten, or passed over:
+ * `skipped`), out to the log: one the log could not take whole (a full disk, the file
+ * size limit, a FIFO whose reader takes nothing) is counted, and said at exit; one it
+ * took, held to its bound. */
+static void tt__spikes_flush(struct tt__spikes *sp, const struct tt_an_spike *s, uint64_t events, bool skipped)
 {
 	/* (stderr is the program's: its error state is left alone, and a loss there could
 	 * be said nowhere) */
@@ -205,7 +206,7 @@ static void tt__spikes_flush(struct tt__spikes *sp, const struct tt_an_spike *s,
 	if (fflush(sp->out) == 0 && !ferror(sp->out)) {
 		if (tt__fd_ours(&sp->log))
 			sp->whole = tt_os_file_offset(&sp->log.file);
-		tt__spikes_bound_add(&sp->bound, &sp->log, sp->path, sp->json, from, &sp->whole, s, events);
+		tt__spikes_bound_add(&sp->bound, &sp->log, sp->path, sp->json, from, &sp->whole, s, events, skipped);
 		return;
 	}
 	if (!sp->lost++)
@@ -296,7 +297,7 @@ static int tt__spikes_found(void *ctx, const struct tt_an_spike *spike)
 		tt__spikes_json(sp->out, spike);
 	else
 		tt_an_spike_print(sp->out, spike);
-	tt__spikes_flush(sp, spike, 0);
+	tt__spikes_flush(sp, spike, 0, false);
 	return 0;
 }
 
@@ -581,11 +582,12 @@ void tt__spikes_retire(struct tt__slot *slot)
 	tt__spikes_forget(slot);
 }
 
-/* Events of thread `tid` a ring overwrote before tt-spikes read them, counted for exit:
- * in all, and by thread for the TT__SPIKES_UNREAD_SAID that lost most. */
-static void tt__spikes_count_unread(struct tt__spikes_held *h, uint32_t tid, uint64_t events)
+/* Events of thread `tid` tt-spikes did not read (a ring overwrote them first, or it
+ * passed over them: `skipped`), counted for exit: in all, and by thread for the
+ * TT__SPIKES_UNREAD_SAID that lost most. */
+static void tt__spikes_count_unread(struct tt__spikes_held *h, uint32_t tid, uint64_t events, bool skipped)
 {
-	h->unread += events;
+	*(skipped ? &h->skipped : &h->unread) += events;
 	unsigned least = 0;
 	for (unsigned i = 0; i < TT__SPIKES_UNREAD_SAID; i++) {
 		if (h->threads[i].tid == tid && h->threads[i].events) {
@@ -607,35 +609,38 @@ static void tt__spikes_count_unread(struct tt__spikes_held *h, uint32_t tid, uin
 #define TT__SPIKES_SHARE_WALL_PCT 2.0
 #define TT__SPIKES_HELD_MAX_NS 5000000000 /* a thread held is read 5 s apart at most */
 
-/* The log's line for events of a thread that a ring overwrote before tt-spikes read
- * them: spikes among them are not found; and whether it was held to its share then.
- * A note, not a spike: no "name" nor "dur_ns" (a reader of spikes takes the lines with
- * them; ticktrace(7)), and in text no "spike: " at its start. */
-static void tt__spikes_say_overwritten(struct tt__spikes *sp, struct tt__spikes_thread *t,
-				       uint64_t events)
+/* The log's line for events of a thread that tt-spikes did not read: a ring overwrote
+ * them first, or it passed over them (`skipped`: held to its share, it read the newest
+ * first, for the snapshots' windows: tt__spikes_pass_over); spikes among them are not
+ * found; and whether it was held to its share then. A note, not a spike: no "name" nor
+ * "dur_ns" (a reader of spikes takes the lines with them; ticktrace(7)), and in text no
+ * "spike: " at its start. */
+static void tt__spikes_say_unread(struct tt__spikes *sp, struct tt__spikes_thread *t, uint64_t events,
+				  bool skipped)
 {
 	const struct tt__slot *slot = t->slot;
-	tt__spikes_count_unread(&sp->held, slot->tid, events);
+	tt__spikes_count_unread(&sp->held, slot->tid, events, skipped);
 	if (!sp->out)
 		return;
 	tt__spikes_name(t);
 	int name_len = (int)t->th.name_len;
 	if (sp->json) {
-		fprintf(sp->out, "{\"overwritten_events\":%" PRIu64 ",\"pid\":%d,\"tid\":%" PRIu32
-			",\"thread\":", events, (int)tt_os_process_id(), slot->tid);
+		fprintf(sp->out, "{\"%s\":%" PRIu64 ",\"pid\":%d,\"tid\":%" PRIu32 ",\"thread\":",
+			skipped ? "skipped_events" : "overwritten_events", events, (int)tt_os_process_id(), slot->tid);
 		tt__spikes_json_str(sp->out, t->th.name, (size_t)name_len);
 		if (t->held)
 			fprintf(sp->out, ",\"detector_share_pct\":%.0f", TT__SPIKES_SHARE_PCT);
 		fputs("}\n", sp->out);
 	} else {
-		fprintf(sp->out, "thread %" PRIu32 " (%.*s): %" PRIu64 " events overwritten by the ring "
-			"before the spike detector read them", slot->tid, name_len, t->th.name, events);
+		fprintf(sp->out, "thread %" PRIu32 " (%.*s): %" PRIu64 " events %s", slot->tid, name_len, t->th.name,
+			events, skipped ? "passed over by the spike detector, which read its newest first for the "
+					  "snapshots" : "overwritten by the ring before the spike detector read them");
 		if (t->held)
 			fprintf(sp->out, " (it held this thread to its share of the program's CPU time, "
 				"%.0f%%)", TT__SPIKES_SHARE_PCT);
 		fputs(": spikes among them are not reported\n", sp->out);
 	}
-	tt__spikes_flush(sp, NULL, events);
+	tt__spikes_flush(sp, NULL, events, skipped);
 }
 
 /* Whether chunk c holds, at its start, the records where tt-spikes stopped. */
@@ -711,8 +716,9 @@ static size_t tt__spikes_affordable(struct tt__spikes *sp)
  * main thread's ring recycling its part), before they were copied; the larger the
  * ring, the older (sqlite3 under record -f, its threads held 5 s: 4 of 8 snapshots
  * cut, each run's TICKTRACE_BUFFER advice the next run's cut: outside test r49, F5).
- * A look reads as many records either way: those passed over are said now as events
- * overwritten are, and not again as the ring recycles them; counted by their chunks'
+ * A look reads as many records either way: those passed over are said now, as passed
+ * over (still in the ring: not overwritten, as a sanitizer build's log had them, whose
+ * detector passed over most), and not again as the ring recycles them; counted by their chunks'
  * sizes, not read (reading them cost the share what reading them all did): a
  * two-record event counts twice there. */
 static const struct tt__chunk *tt__spikes_pass_over(struct tt__spikes *sp, struct tt__spikes_thread *t,
@@ -730,7 +736,7 @@ static const struct tt__chunk *tt__spikes_pass_over(struct tt__spikes *sp, struc
 		records += (from->size - sizeof *from) / sizeof(struct tt_record) - read;
 	if (!records)
 		return from;
-	tt__spikes_say_overwritten(sp, t, records);
+	tt__spikes_say_unread(sp, t, records, true);
 	tt__spikes_restart(t);
 	t->kept += records;
 	t->at.read = 0;
@@ -770,7 +776,7 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 	/* The ring recycled it too, or what it took before a first look: all of it but
 	 * what was read is lost. */
 	if (gone > t->kept)
-		tt__spikes_say_overwritten(sp, t, gone - t->kept);
+		tt__spikes_say_unread(sp, t, gone - t->kept, false);
 	if (gone > t->kept || t->at.read)
 		tt__spikes_restart(t);
 	t->at.read = 0;
@@ -1181,10 +1187,14 @@ static void tt__spikes_say_skipped(struct tt__spikes_held *h, int64_t last_ns)
 		"program's CPU time, or one CPU's %.0f%% of the run's): it held %" PRIu64 " thread%s whose "
 		"records it could not afford to read (the others read as always) for %.3f s in all, "
 		"reading them up to %.3f s apart, not every %d ms (its last look, at exit, read what the "
-		"rings held then: %.1f ms); %" PRIu64 " events the rings overwrote before it read them were "
-		"not read, and spikes among them not found", TT__SPIKES_SHARE_PCT, TT__SPIKES_SHARE_WALL_PCT,
-		h->threads_held, h->threads_held == 1 ? "" : "s", (double)h->held_ns / 1e9,
-		(double)h->longest_ns / 1e9, TT__SPIKES_POLL_NS / 1000000, (double)last_ns / 1e6, h->unread);
+		"rings held then: %.1f ms); %" PRIu64 " events the rings overwrote before it read them",
+		TT__SPIKES_SHARE_PCT, TT__SPIKES_SHARE_WALL_PCT, h->threads_held, h->threads_held == 1 ? "" : "s",
+		(double)h->held_ns / 1e9, (double)h->longest_ns / 1e9, TT__SPIKES_POLL_NS / 1000000,
+		(double)last_ns / 1e6, h->unread);
+	if (h->skipped)
+		fprintf(tt__err, ", and %" PRIu64 " it passed over to read the newest first for the snapshots,",
+			h->skipped);
+	fputs(" were not read, and spikes among them not found", tt__err);
 	for (unsigned i = 0, said = 0; i < TT__SPIKES_UNREAD_SAID; i++)
 		if (h->threads[i].events)
 			fprintf(tt__err, "%sthread %" PRIu32 ": %" PRIu64, said++ ? ", " : " (", h->threads[i].tid,

@@ -48,6 +48,17 @@ void tt__spikes_bound_free(struct tt__spikes_bound *b)
 	b->n = b->cap = 0;
 }
 
+/* Entry `e` left out of the log: counted. */
+static void tt__log_left_out(struct tt__spikes_bound *b, const struct tt__log_entry *e)
+{
+	if (!e->note) {
+		b->spikes_out++;
+		return;
+	}
+	b->notes_out++;
+	*(e->skipped ? &b->skipped_out : &b->events_out) += (uint64_t)e->dur;
+}
+
 /* Whether entry a ranks above b: a spike above any note (never kept: they are counted),
  * then by duration over threshold, a tie to the earlier. */
 static bool tt__log_above(const struct tt__log_entry *a, const struct tt__log_entry *b)
@@ -107,18 +118,21 @@ static size_t tt__log_note(const struct tt__spikes_bound *b, bool json, char *bu
 	if (b->worst.threshold)
 		snprintf(worst, sizeof worst, " (the worst of them %.3f ms over a threshold of %.3f ms)",
 			 (double)b->worst.dur / 1e6, (double)b->worst.threshold / 1e6);
+	char skipped[64] = "";
+	if (b->skipped_out)
+		snprintf(skipped, sizeof skipped, ", and of %" PRIu64 " it passed over", b->skipped_out);
 	if (json)
 		n = snprintf(buf, cap, "{\"log_max_bytes\":%" PRIu64 ",\"spikes_left_out\":%" PRIu64
 			     ",\"left_out_until_ns\":%" PRId64 ",\"worst_left_out_ns\":%" PRId64
 			     ",\"worst_left_out_threshold_ns\":%" PRId64 ",\"notes_left_out\":%" PRIu64
-			     ",\"overwritten_events_left_out\":%" PRIu64 ",\"pid\":%d}\n",
-			     b->max, b->spikes_out, b->until_ns, b->worst.dur, b->worst.threshold, b->notes_out,
-			     b->events_out, (int)tt_os_process_id());
+			     ",\"overwritten_events_left_out\":%" PRIu64 ",\"skipped_events_left_out\":%" PRIu64
+			     ",\"pid\":%d}\n", b->max, b->spikes_out, b->until_ns, b->worst.dur, b->worst.threshold,
+			     b->notes_out, b->events_out, b->skipped_out, (int)tt_os_process_id());
 	else
 		n = snprintf(buf, cap, "log: within TICKTRACE_SPIKES_LOG_MAX (%" PRIu64 " bytes) it keeps the "
 			     "worst spikes: %" PRIu64 " found up to %.3f s were left out%s, and %" PRIu64 " notes "
-			     "(of %" PRIu64 " events overwritten before the detector read them)\n", b->max,
-			     b->spikes_out, (double)b->until_ns / 1e9, worst, b->notes_out, b->events_out);
+			     "(of %" PRIu64 " events overwritten before the detector read them%s)\n", b->max,
+			     b->spikes_out, (double)b->until_ns / 1e9, worst, b->notes_out, b->events_out, skipped);
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
@@ -148,10 +162,8 @@ static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const
 	free(order);
 	struct tt__spikes_bound was = *b;
 	for (size_t i = 0; i < b->n; i++)
-		if (!tt__log_above(&b->entries[i], &out) && b->entries[i].note)
-			b->notes_out++, b->events_out += (uint64_t)b->entries[i].dur;
-		else if (!tt__log_above(&b->entries[i], &out))
-			b->spikes_out++;
+		if (!tt__log_above(&b->entries[i], &out))
+			tt__log_left_out(b, &b->entries[i]);
 	if (!out.note && (!b->worst.threshold || tt__log_above(&out, &b->worst)))
 		b->worst = out;
 	b->until_ns = tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns;
@@ -205,30 +217,28 @@ static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const
 	return 0;
 }
 
-/* Cuts off the log's last entry, [from, *whole): not taken, counted. */
-static void tt__log_cut(struct tt__spikes_bound *b, struct tt__fd *log, int64_t from, int64_t *whole, bool note,
-			uint64_t events)
+/* Cuts off the log's last entry `e`, [from, *whole): not taken, counted. */
+static void tt__log_cut(struct tt__spikes_bound *b, struct tt__fd *log, int64_t from, int64_t *whole,
+			const struct tt__log_entry *e)
 {
-	if (note)
-		b->notes_out++, b->events_out += events;
-	else
-		b->spikes_out++;
+	tt__log_left_out(b, e);
 	if (tt__fd_ours(log) && tt_os_file_resize(&log->file, (uint64_t)from) == 0)
 		tt_os_file_seek(&log->file, (uint64_t)from);
 	*whole = from;
 }
 
 void tt__spikes_bound_add(struct tt__spikes_bound *b, struct tt__fd *log, const char *path, bool json,
-			  int64_t from, int64_t *whole, const struct tt_an_spike *s, uint64_t events)
+			  int64_t from, int64_t *whole, const struct tt_an_spike *s, uint64_t events, bool skipped)
 {
 	if (!b->on || from < 0 || *whole < from)
 		return;
 	struct tt__log_entry e = {.at = (uint64_t)from, .len = (uint32_t)(*whole - from), .note = !s,
+				  .skipped = !s && skipped,
 				  .dur = s ? s->dur : (int64_t)events,
 				  .threshold = s && s->threshold > 0 ? s->threshold : 1};
 	if (b->stuck) {
 		if ((uint64_t)*whole > b->max)
-			tt__log_cut(b, log, from, whole, !s, events);
+			tt__log_cut(b, log, from, whole, &e);
 		return;
 	}
 	if (b->n == b->cap) {
@@ -255,16 +265,19 @@ void tt__spikes_bound_add(struct tt__spikes_bound *b, struct tt__fd *log, const 
 		path, b->max, strerror(-err));
 	b->stuck = err;
 	if ((uint64_t)*whole > b->max) /* (this one passed it) */
-		tt__log_cut(b, log, from, whole, !s, events);
+		tt__log_cut(b, log, from, whole, &e);
 }
 
 void tt__spikes_bound_said(const struct tt__spikes_bound *b, const char *path)
 {
 	if (!b->spikes_out && !b->notes_out)
 		return;
+	char skipped[48] = "";
+	if (b->skipped_out)
+		snprintf(skipped, sizeof skipped, ", %" PRIu64 " passed over", b->skipped_out);
 	fprintf(tt__err, "ticktrace: spike log %s: %" PRIu64 " spike%s and %" PRIu64 " note%s (of %" PRIu64
-		" events overwritten) left out to keep it within TICKTRACE_SPIKES_LOG_MAX (%" PRIu64 " bytes): "
-		"it keeps the worst spikes%s\n", path, b->spikes_out, b->spikes_out == 1 ? "" : "s",
-		b->notes_out, b->notes_out == 1 ? "" : "s", b->events_out, b->max,
+		" events overwritten%s) left out to keep it within TICKTRACE_SPIKES_LOG_MAX (%" PRIu64
+		" bytes): it keeps the worst spikes%s\n", path, b->spikes_out, b->spikes_out == 1 ? "" : "s",
+		b->notes_out, b->notes_out == 1 ? "" : "s", b->events_out, skipped, b->max,
 		b->rewrites ? " (a line in it says what was left out)" : "");
 }

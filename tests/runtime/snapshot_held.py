@@ -5,19 +5,23 @@ overwrites next, found spikes whose windows began before that front, and copied 
 after the look; the larger the ring, the older what it read (outside test r49, F5:
 sqlite3 under record -f, 4 of 8 snapshots cut, each run's TICKTRACE_BUFFER advice too
 small the next run). Now it reads such a thread's newest records its share affords,
-copies a window as soon as it ends, and wakes for that end.
+copies a window as soon as it ends, and wakes for that end. The records it passes over
+to do so are said as passed over ("skipped_events"), not as overwritten, in the log and
+at exit (they were still in the ring: the log had said them overwritten).
 
 spikes_share_prog (a thread writing records as fast as it can, held; a spike of 2 ms
 every 100 ms of its CPU time; preempted scopes of more than 1 ms among them), mode ring,
 TICKTRACE_BUFFER=4194304 (a ring of some 100 ms here), each window from 5 ms before
 its spike to 1 ms after, TICKTRACE_SNAPSHOT_MAX=8. Checked: the detector said it held
-the thread; of the snapshots kept, at most CUT_MOST have a window cut (main's code: 3,
+the thread; the log's notes of events passed over and overwritten add up to what the
+exit says of each, and some were passed over; of the snapshots kept, at most CUT_MOST have a window cut (main's code: 3,
 5, 5, 6 of 8 in four runs at load 7 to 16; this one's: 0, 0, 1, 1). (Whether the
 buffer a run advises holds the next run's windows is not checked: the advice assumes the
 next run's rate and delay, and a fresh-clone CI's two runs differed 3.5 times in rate,
 79.8 and 22.5 M records/s, the advised run 3 of 7 cut.)
 
 Usage: snapshot_held.py PROG TICKTRACE"""
+import json
 import os
 import re
 import subprocess
@@ -53,6 +57,26 @@ def run(tmp, label, buffer):
     return files, cut, p.stderr
 
 
+def notes(tmp, label, err):
+    """The log's notes of events not read, by kind, against the exit's counts."""
+    said = {"overwritten_events": 0, "skipped_events": 0}
+    with open(os.path.join(tmp, f"live-{label}.jsonl")) as log:
+        for line in log:
+            entry = json.loads(line)
+            for key in said:
+                said[key] += entry.get(key, 0)
+    exit_said = re.search(r"(\d+) events the rings overwrote before it read them(?:, and (\d+) it passed over)?", err)
+    check(exit_said, f"{label}: the exit says the events not read: {err}")
+    if not exit_said:
+        return
+    overwritten, skipped = int(exit_said.group(1)), int(exit_said.group(2) or 0)
+    print(f"{label}: the log's notes: {said}; the exit's: {overwritten} overwritten, {skipped} passed over")
+    check(said["skipped_events"] > 0 and skipped == said["skipped_events"],
+          f"{label}: the records passed over said as such, in the log and at exit: {said}, exit {skipped}")
+    check(overwritten == said["overwritten_events"],
+          f"{label}: the log's overwritten events as the exit's: {said}, exit {overwritten}")
+
+
 def whole(label, files, cut, err):
     check(len(files) >= 3, f"{label}: at least 3 snapshots of the run's spikes: {files}: {err}")
     check(len(cut) <= CUT_MOST, f"{label}: {len(cut)} of {len(files)} snapshots' windows cut (at most "
@@ -64,5 +88,6 @@ with tempfile.TemporaryDirectory(prefix="tt-snapshot-held-") as tmp:
     if "held to its share" not in err:
         print(f"SKIP: the detector never held the thread here (a fast machine, or a quiet one): {err}")
         sys.exit(77)
+    notes(tmp, "large", err)
     whole("large", files, cut, err)
 sys.exit(verdict())

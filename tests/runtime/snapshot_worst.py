@@ -119,12 +119,13 @@ def run(tmp, label, args, snaps=None, wrap=(), before="20ms"):
     spikes = [s for s in lines if "dur_ns" in s]
     check(code == 0, f"{label}: exit {code}: {said}")
     # (the ring may overwrite a spike before the detector reads it, on a loaded
-    # machine, which the log says: the spikes are those it found)
+    # machine, or the detector held to its share pass it over, which the log says:
+    # the spikes are those it found)
     planted = [s for s in spikes if s["name"].startswith("planted-")]
-    overwritten = sum(s.get("overwritten_events", 0) for s in lines)
+    overwritten = sum(s.get("overwritten_events", 0) + s.get("skipped_events", 0) for s in lines)
     check(len(planted) == 200 or (len(planted) > 100 and overwritten),
           f"{label}: {len(planted)} planted spikes in the live log, not 200, "
-          f"{overwritten} events said overwritten")
+          f"{overwritten} events said overwritten or passed over")
     if folder:
         check(not folder.overflow, f"{label}: the folder's watch overflowed")
         check(folder.most <= KEEP, f"{label}: {folder.most} spikes' snapshots in the folder at "

@@ -1,7 +1,9 @@
 """The live spike log in JSON lines (TICKTRACE_SPIKES=PATH.jsonl) as ticktrace(7) tells a
 reader to take it: each line a spike, which has "name" and "dur_ns", or a note, which has
-neither (a ring's events overwritten before the detector read them: "overwritten_events",
-and "detector_share_pct" where the detector held the thread to its share then)."""
+neither (a ring's events overwritten before the detector read them: "overwritten_events";
+those it passed over, held to its share, to read the newest first for snapshots:
+"skipped_events"; and "detector_share_pct" where the detector held the thread to its share
+then)."""
 import json
 import os
 

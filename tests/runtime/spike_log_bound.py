@@ -34,7 +34,7 @@ ENTRY_MAX = 4096  # (an entry's text at most, here: a planted spike's stack is s
 def exit_line_of(said):
     """The line at exit that says what the bound left out."""
     return re.search(r"ticktrace: spike log \S+: (\d+) spikes? and (\d+) notes? \(of (\d+) events "
-                     r"overwritten\) left out to keep it within TICKTRACE_SPIKES_LOG_MAX "
+                     r"overwritten(?:, \d+ passed over)?\) left out to keep it within TICKTRACE_SPIKES_LOG_MAX "
                      r"\((\d+) bytes\): it keeps the worst spikes \(a line in it says what "
                      r"was left out\)\n", said)
 
@@ -126,7 +126,7 @@ def text_log():
         notes = re.findall(r"^log: within TICKTRACE_SPIKES_LOG_MAX \((\d+) bytes\) it keeps the worst "
                            r"spikes: (\d+) found up to [\d.]+ s were left out \(the worst of them [\d.]+ ms "
                            r"over a threshold of [\d.]+ ms\), and (\d+) notes \(of (\d+) events "
-                           r"overwritten before the detector read them\)$", text, re.M)
+                           r"overwritten before the detector read them(?:, and of \d+ it passed over)?\)$", text, re.M)
         check(len(notes) == 1, f"text: {len(notes)} lines of what was left out, not one")
         kept = len(re.findall(r"^spike: ", text, re.M))
         out = int(notes[0][1]) if notes else -1

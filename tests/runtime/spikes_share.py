@@ -75,10 +75,11 @@ with tempfile.TemporaryDirectory() as tmp:
               % (share, allowed, cost.group(0), held.group(0) if held else "not said"))
     entries = spike_log.entries(live)
     # Every line a spike (a name, a duration) or a note (no name, no duration): events
-    # overwritten, and whether the detector held their thread to its share then.
+    # overwritten or passed over, and whether the detector held their thread to its share then.
     spikes, notes = spike_log.spikes(entries), spike_log.notes(entries)
     for n in notes:
-        check("name" not in n and "overwritten_events" in n, "a line neither spike nor note: %r" % n)
+        check("name" not in n and ("overwritten_events" in n or "skipped_events" in n),
+              "a line neither spike nor note: %r" % n)
     check(any(n.get("detector_share_pct") == SHARE for n in notes),
           "the log does not say the detector held the thread to its share: %r" % notes[:3])
     for s in spikes:

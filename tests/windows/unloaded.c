@@ -58,11 +58,15 @@ int main(int argc, char **argv)
 	int kill = argc > 2 && strcmp(argv[2], "kill") == 0, keep = argc > 3 && strcmp(argv[3], "keep") == 0;
 	const char *mode = getenv("TICKTRACE_MODE");
 	int stream = mode && strcmp(mode, "stream") == 0;
-	wchar_t path[MAX_PATH];
-	DWORD n = GetModuleFileNameW(NULL, path, MAX_PATH);
-	while (n && path[n - 1] != L'\\')
-		n--;
-	wcscpy(path + n, L"plug.dll");
+	/* plug.dll beside this program, or at TT_PLUG_DLL (a path deeper than MAX_PATH) */
+	static wchar_t path[32768];
+	DWORD n = GetEnvironmentVariableW(L"TT_PLUG_DLL", path, 32768);
+	if (!n || n >= 32768) {
+		n = GetModuleFileNameW(NULL, path, MAX_PATH);
+		while (n && path[n - 1] != L'\\')
+			n--;
+		wcscpy(path + n, L"plug.dll");
+	}
 	for (int r = 0; r < rounds; r++) {
 		HMODULE plug = LoadLibraryW(path);
 		tt_plug_fn work = plug ? (tt_plug_fn)(void (*)(void))GetProcAddress(plug, "tt_plug_work") : NULL;

@@ -8,15 +8,18 @@ addresses: no module held them; the scope's descriptor was read from the unloade
 image, an access violation in the writer: no file), as Linux names a library dlclose
 unloaded.
 
-    unloaded.py WRAPPER UNLOADED.EXE [exit|stream|live]
+    unloaded.py WRAPPER UNLOADED.EXE [exit|stream|live|deep]
 
 stream: the same in mode stream, ended by its exit and by TerminateProcess, the last
 load kept or unloaded too; live: a live file (mode stop) TerminateProcess left, the
 same. Both described the modules only as they were at the start: plug.dll, loaded
-after it, was not named.
+after it, was not named. deep: plug.dll loaded from a directory deeper than MAX_PATH
+(260), kept and unloaded: its path was described cut at MAX_PATH, its file not found, its
+functions named by the cut path and an offset.
 
 The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,8 +42,17 @@ def main():
     runs = {"exit": [({}, "exit", "")],
             "stream": [({"TICKTRACE_MODE": "stream"}, how, keep)
                        for how in ("exit", "kill") for keep in ("", "keep")],
-            "live": [({"TICKTRACE_LIVE": "1"}, "kill", keep) for keep in ("", "keep")]}[case]
+            "live": [({"TICKTRACE_LIVE": "1"}, "kill", keep) for keep in ("", "keep")],
+            "deep": [({}, "exit", keep) for keep in ("", "keep")]}[case]
     with tempfile.TemporaryDirectory(prefix="tt-win-unloaded-") as d:
+        if case == "deep":
+            deep = os.path.join(d, *[c * 100 for c in "def"])
+            os.makedirs(deep)
+            shutil.copy(os.path.join(os.path.dirname(os.path.abspath(exe)), "plug.dll"), deep)
+            plug = "\\\\?\\" + wine_path(os.path.join(deep, "plug.dll"))
+            if len(plug) <= 260 + 4:
+                fail(f"deep: {plug} is not longer than MAX_PATH: the test does not test")
+            os.environ["TT_PLUG_DLL"] = plug
         for settings, how, keep in runs:
             for rounds in (1, 2):
                 ttr = os.path.join(d, f"unloaded-{rounds}-{how}{keep}.ttr")

@@ -393,6 +393,10 @@ static char *tt_pe_wine_path(const char *path)
 
 char *tt_pe_local_path(const char *debug_dir, const char *path)
 {
+	/* (its \\?\ form the same file: Windows keeps it for a module loaded from deeper
+	 * than MAX_PATH) */
+	if (strncmp(path, "\\\\?\\", 4) == 0)
+		path += 4;
 	if (!((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z' && path[1] == ':' && path[2] == '\\'))
 		return NULL;
 	struct stat st;

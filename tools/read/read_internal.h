@@ -64,7 +64,7 @@ uint64_t tt_pe_image_base(const struct tt_pe *pe);
  * its source *file (malloc'd, left as it was where none says) and *line. 0, or -1 out
  * of memory. */
 int tt_pe_name(const struct tt_pe *pe, const char *path, uint64_t rva, char **name, char **file, uint32_t *line);
-/* tt_pe_local_path: where a Windows program's path (DRIVE:\\...) is here, malloc'd;
+/* tt_pe_local_path: where a Windows program's path (DRIVE:\\..., so too after a \\\\?\\ prefix) is here, malloc'd;
  * NULL: not such a path (or out of memory). Wine's drive Z: is the root, its other
  * drives (C:) the links of its prefix's dosdevices ($WINEPREFIX, else ~/.wine); a file
  * not there (moved, or recorded on Windows) is looked for by its name in `debug_dir`,
