@@ -1181,7 +1181,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		/* (a thread read blind at its pace is looked at each TT__COUNTERS_BLIND_NS or
 		 * less: its quiet is found at those looks, not woken for, its first reading
 		 * taken early, as a watching look's are) */
-		int paced = c->unfollowed && blind_room, woken = 0; /* (woken for: below) */
+		int paced = c->unfollowed && blind_room && !follow, woken = 0; /* (woken for: below) */
 		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - (paced ? early_ticks : read_ticks), &next);
 		int read = 0; /* (a reading taken this look: the first of a watch begun after it) */
 		int resume = 0; /* (a scope around it, watched before it: read on, as it was) */
@@ -1277,7 +1277,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			pace_ns -= now.monotonic_ns - c->blind_ns;
 			/* (the slow ones at the looks that come anyway: not woken for) */
 			blind_wait_ns = !slow && pace_ns < blind_wait_ns ? pace_ns : blind_wait_ns;
-			woken = pace_ns <= TT__COUNTERS_BLIND_NS; /* (not past the share) */
+			woken = !slow && pace_ns <= TT__COUNTERS_BLIND_NS; /* (a look within that, woken for) */
 		}
 		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last) {
 			/* (read after its last record: its next scope's start is bounded now) */
