@@ -583,8 +583,9 @@ int64_t tt__scopes_held_for(void) TT__HIDDEN;
  * known) is read blind, whatever its scopes, each TT__COUNTERS_BLIND_NS while it records
  * and they are not followed (as near as a watched scope's first reading: a long scope
  * of short calls begun then, its last record never old, splits as finely), and once
- * they are again (or past the budget) at a watched scope's pace, and as one begun
- * before ends (counters.c); the readings so taken. */
+ * they are again (or past that share) at a watched scope's pace, and as one begun
+ * before ends (counters.c); the readings so taken, and tt-sched's CPU time for them and
+ * the looks woken for them alone: that share's, not the budget's. */
 #define TT__COUNTERS_BLIND_NS 2000000
 /* A watched scope is read again this often, or each quarter of the time it has been
  * open (counters.c): what a spike's edges need is its first reading and the one after
@@ -593,6 +594,7 @@ int64_t tt__scopes_held_for(void) TT__HIDDEN;
  * 4 ms, the benchmark's schedstat_overhead_pct was 4.2 %, now 3.3 %) */
 #define TT__COUNTERS_BETWEEN_NS 8000000
 extern uint64_t tt__counters_blind TT__HIDDEN;
+extern int64_t tt__counters_blind_ns TT__HIDDEN;
 /* tt-sched's budget for the counters (counters.c): its share of the process's CPU
  * time, or of one CPU's time since the run began where that is more (both, added, gave
  * a loaded machine's benchmark, its wall time long, up to twice either). What it did not

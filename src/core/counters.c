@@ -78,6 +78,8 @@ static int64_t tt__counters_cost_ns, tt__counters_repaid_ns;
 static int64_t tt__counters_slept_repaid_ns, tt__counters_slept_earned_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look began (past its records) */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
+/* that look's wait was a blind reading's alone: the wake-up is the records' share's (below) */
+static int tt__counters_woke_blind;
 /* Past its budget, its looks are for the scopes it leaves unread: each thread it first
  * finds one of is marked (TT_SCHEDSTAT_BUDGET: each of its spikes without a split then
  * names the budget), and the count grows. Once every thread it reads is marked, only
@@ -95,6 +97,7 @@ int tt__counters_resting;
 
 static uint64_t tt__counters_watches; /* scopes it began to read */
 uint64_t tt__counters_blind;
+int64_t tt__counters_blind_ns;
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used (a
  * program of a few ms, its looks dearer than that on a loaded machine) */
@@ -194,7 +197,9 @@ static double tt__counters_slept_room(int64_t now_ns)
  * not. */
 static void tt__counters_repay(struct tt__counters *c, int64_t now_ns)
 {
-	if ((!c->on_room && c->open_seen_ns - c->since_ns < TT__COUNTERS_SPIKE_NS) || !tt__counters_kept)
+	/* (the mean of those the budget pays for: not the blind readings, the records' share's) */
+	uint64_t kept = tt__counters_kept - tt__counters_blind;
+	if ((!c->on_room && c->open_seen_ns - c->since_ns < TT__COUNTERS_SPIKE_NS) || !kept || kept > tt__counters_kept)
 		return;
 	uint64_t readings = c->base + c->n - c->watch_from;
 	readings = readings < TT__COUNTERS_SPIKE_READINGS || c->on_room ? readings : TT__COUNTERS_SPIKE_READINGS;
@@ -204,7 +209,7 @@ static void tt__counters_repay(struct tt__counters *c, int64_t now_ns)
 	 * takes no CPU from it, and is what splits its spike) */
 	int slept = c->on_room || tt__counters_slept(c);
 	int64_t *repaid = slept ? &tt__counters_slept_repaid_ns : &tt__counters_repaid_ns;
-	double back = (double)tt__counters_cost_ns / (double)tt__counters_kept * (double)(readings - c->repaid);
+	double back = (double)tt__counters_cost_ns / (double)kept * (double)(readings - c->repaid);
 	double most = slept ? tt__counters_slept_room(now_ns)
 			    : (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_SPIKE_WALL_PCT / 100 -
 				      (double)tt__counters_repaid_ns;
@@ -385,6 +390,7 @@ void tt__counters_after_fork(void)
 	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;
 	tt__counters_blind = 0;
+	tt__counters_blind_ns = 0;
 	tt__counters_kept = 0;
 	tt__scopes_spent_ns = 0;
 	tt__scopes_share = (struct tt__share){0};
@@ -909,6 +915,23 @@ static int tt__scopes_within_share(int64_t now_ns)
 	return !held;
 }
 
+/* Whether the records' share, as last found, has room for the blind readings that stand
+ * in for following them (charged to it, not to the budget: below); past it by
+ * TT__SCOPES_FREE_NS, they come as they did past the budget. */
+static int tt__scopes_blind_room(int64_t now_ns)
+{
+	double one_cpu = tt__share_one_cpu(now_ns);
+	double allowed = tt__scopes_share.allowed_ns > one_cpu ? tt__scopes_share.allowed_ns : one_cpu;
+	return (double)tt__scopes_spent_ns <= allowed + TT__SCOPES_FREE_NS;
+}
+
+/* tt-sched's CPU time for blind readings, charged to the records' share. */
+static void tt__counters_blind_spend(int64_t ns)
+{
+	tt__scopes_spent_ns += ns;
+	__atomic_store_n(&tt__counters_blind_ns, tt__counters_blind_ns + ns, __ATOMIC_RELAXED);
+}
+
 /* Whether the chunk's first record is still `first` (the ring, or the drain, recycles a
  * chunk zeroed; the arena's memory stays). */
 static int tt__scopes_same(const struct tt__chunk *chunk, const struct tt_record *first)
@@ -1072,7 +1095,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	}
 	/* (the last look's CPU time with the wake-up for this one: its own clock once a look,
 	 * not at its end too, where it was one of tt-sched's three system calls a look) */
-	if (tt__counters_looked_ns)
+	if (tt__counters_looked_ns && tt__counters_woke_blind)
+		tt__counters_blind_spend(own_ns - tt__counters_looked_ns);
+	else if (tt__counters_looked_ns)
 		tt__counters_charge(own_ns - tt__counters_looked_ns);
 	tt__counters_looked_ns = own_ns;
 	struct tt_anchor now;
@@ -1090,12 +1115,16 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	int reads = 0, quiet = 0, unread_since = 0;
 	int switched = 1; /* (every thread read has its switches: the counters only beside them) */
 	int64_t blind_wait_ns = INT64_MAX; /* the soonest blind reading due (below) */
+	int blind_due = 0; /* blind readings taken after the threads' walk (below) */
+	uint64_t kept_before = tt__counters_kept;
+	int blind_room = tt__scopes_blind_room(now.monotonic_ns);
 	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	uint64_t long_ticks = (uint64_t)((double)hz * TT__COUNTERS_LONG_NS / 1e9);
 	int64_t early_ns = !tt__counters_watching ? 0 : period_ns < TT__COUNTERS_EARLY_MAX_NS ? period_ns
 			 : TT__COUNTERS_EARLY_MAX_NS;
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
+	uint64_t early_ticks = after_ticks - (uint64_t)((double)hz * TT__COUNTERS_EARLY_MAX_NS / 1e9);
 	tt__counters_tick_faults = 0;
 	if (alone)
 		tt__counters_start_share(now.monotonic_ns);
@@ -1149,7 +1178,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		/* (recording while its records are not followed: its scopes not known from then on) */
 		c->unfollowed |= !follow && !s->sw.map && last > c->blind_tsc && c->blind_tsc;
 		c->blind_tsc = c->blind_tsc ? c->blind_tsc : now.tsc;
-		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - read_ticks, &next);
+		/* (a thread read blind at its pace is looked at each TT__COUNTERS_BLIND_NS or
+		 * less: its quiet is found at those looks, not woken for, its first reading
+		 * taken early, as a watching look's are) */
+		int paced = c->unfollowed && blind_room && !follow, woken = 0; /* (woken for: below) */
+		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - (paced ? early_ticks : read_ticks), &next);
 		int read = 0; /* (a reading taken this look: the first of a watch begun after it) */
 		int resume = 0; /* (a scope around it, watched before it: read on, as it was) */
 		if (c->watched && !tt__scopes_open(&c->scopes, c->watched) && last != c->watched) {
@@ -1222,26 +1255,29 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		int ended = c->scopes.machine.unmatched != c->unmatched_seen;
 		c->unmatched_seen = c->scopes.machine.unmatched;
 		if (c->unfollowed && !c->watched && !read && last > c->blind_tsc) {
-			int64_t pace_ns = follow || over_budget ? TT__COUNTERS_BETWEEN_NS : TT__COUNTERS_BLIND_NS;
-			/* (past the budget, at its pace only a thread that filled a chunk since: one
-			 * recording hard, not each of many that record a little; those at the
-			 * slowest looks' pace, as a long scope past it is: a thread of 1 ms calls
-			 * in a scope of 1 s, read blind once 30 ms into it and not again, had its
-			 * 50 ms scopes inside unsplit, the spike saying it was read each 2 to 8 ms) */
+			int64_t pace_ns = follow || !blind_room ? TT__COUNTERS_BETWEEN_NS : TT__COUNTERS_BLIND_NS;
+			/* (charged to the records' share they stand in for, not the budget: they
+			 * had spent it, and the spikes' watches found it spent (outside tester r49
+			 * F3); past that share, at its pace only a thread that filled a chunk since:
+			 * one recording hard, not each of many that record a little; those at the
+			 * slowest looks' pace, not woken for, as a long scope past the budget is (a
+			 * thread of 1 ms calls in a scope of 1 s, read blind once 30 ms into it and
+			 * not again, had its 50 ms scopes inside unsplit, the spike saying it was
+			 * read each 2 to 8 ms) */
 			const struct tt__chunk *chunk = __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE);
-			int slow = over_budget && chunk == c->blind_chunk;
+			int slow = !blind_room && chunk == c->blind_chunk;
 			pace_ns = slow ? TT__COUNTERS_OVER_BUDGET_MAX_NS : pace_ns;
 			if (ended || now.monotonic_ns - c->blind_ns >= pace_ns) {
-				tt__counters_read(slot);
-				tt__counters_blind++;
-				c->blind_ns = now.monotonic_ns;
+				c->blind_ns = now.monotonic_ns; /* (read after the walk: below) */
 				c->blind_tsc = now.tsc;
 				c->blind_chunk = chunk;
+				blind_due = 1;
 				read = 1;
 			}
 			pace_ns -= now.monotonic_ns - c->blind_ns;
 			/* (the slow ones at the looks that come anyway: not woken for) */
 			blind_wait_ns = !slow && pace_ns < blind_wait_ns ? pace_ns : blind_wait_ns;
+			woken = !slow && pace_ns <= TT__COUNTERS_BLIND_NS; /* (a look within that, woken for) */
 		}
 		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last) {
 			/* (read after its last record: its next scope's start is bounded now) */
@@ -1254,7 +1290,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		}
 		if (!due) {
 			/* (the next scope's first reading; past the budget, none is) */
-			if (next && !over_budget && now.tsc < next + after_ticks) {
+			if (next && !over_budget && !(woken && next == last) && now.tsc < next + after_ticks) {
 				int64_t soon = (int64_t)((next + after_ticks - now.tsc) * 1000000000.0 / (double)hz);
 				due_ns = soon < due_ns ? soon : due_ns;
 			}
@@ -1308,6 +1344,26 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (first == c->n)
 			tt__counters_read(slot);
 	}
+	/* The blind readings due, together: their CPU time the records' share's (one
+	 * clock reading before them and one after, not two each), the look's before them
+	 * the budget's. A thread whose watch began at this look has its first reading for
+	 * one. */
+	if (blind_due) {
+		int64_t from_ns = tt_os_thread_cpu_ns();
+		for (uint32_t i = 0; i < tt__counters_listed; i++) {
+			struct tt__slot *slot = tt__counters_list[i];
+			struct tt__counters *c = &slot->sched.counters;
+			if (c->blind_ns != now.monotonic_ns || c->instead_ns == now.monotonic_ns ||
+			    !tt__counters_read_for(slot) || (c->n && c->at[c->n - 1].ns >= now.monotonic_ns))
+				continue;
+			tt__counters_read(slot);
+			tt__counters_blind++;
+		}
+		int64_t to_ns = tt_os_thread_cpu_ns();
+		tt__counters_charge(from_ns - tt__counters_looked_ns);
+		tt__counters_blind_spend(to_ns - from_ns);
+		tt__counters_looked_ns = to_ns;
+	}
 	/* Every thread quiet outside its scopes: each read once (unless it was since its
 	 * last record), where the quiet has lasted long enough for the looks it spares to
 	 * pay for the readings (one a thread, a look's cost in four); then its looks rest. */
@@ -1357,6 +1413,15 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_over_wait_ns = 0;
 	}
 	tt__counters_watching = watching;
+	/* (a look woken for a blind reading alone: its wake-up, and what this one costs
+	 * after its blind readings, the records' share's) */
+	tt__counters_woke_blind = blind_wait_ns < wait_ns && due_ns >= blind_wait_ns;
+	if (tt__counters_woke_blind && !blind_due && tt__counters_kept != kept_before) {
+		/* (this look's readings the budget's, before the wake-up: its clock read here) */
+		int64_t end_ns = tt_os_thread_cpu_ns();
+		tt__counters_charge(end_ns - tt__counters_looked_ns);
+		tt__counters_looked_ns = end_ns;
+	}
 	if (blind_wait_ns < wait_ns) /* (one look more than it needs at most: not woken for) */
 		wait_ns = blind_wait_ns > period_ns ? blind_wait_ns : period_ns;
 	/* Beside the switches, nothing watched and no reading due but those of threads whose

@@ -247,13 +247,16 @@ void tt__sched_say_refused(void)
 			"scopes, reached its share (%g%% of the program's CPU time, or %g%% of one CPU's "
 			"where more) and stopped for %.0f ms of the run: the threads that went on recording "
 			"then, their scopes not known from then on, were read blind, each %d ms while they "
-			"recorded (each %d ms once followed again, or past the budget above where they filled a "
-			"buffer chunk since, else each %d ms, and as a scope begun before ended), %" PRIu64 " readings (past the "
+			"recorded (each %d ms once followed again, or past this share, which they are charged to, "
+			"not the budget above, where they filled a buffer chunk since, else each %d ms, and as a "
+			"scope begun before ended), %" PRIu64 " readings, %.1f ms of its CPU time with the looks "
+			"woken for them alone (past the "
 			"budget, a scope such a thread opened was read in their stead, each %d ms at most): a spike there splits "
 			"as finely, a shorter one may say nothing\n",
 			TT__SCOPES_PCT, TT__COUNTERS_BUDGET_WALL_PCT, (double)held_ns / 1e6,
 			TT__COUNTERS_BLIND_NS / 1000000, TT__COUNTERS_BETWEEN_NS / 1000000,
 			TT__COUNTERS_OVER_BUDGET_MAX_NS / 1000000, __atomic_load_n(&tt__counters_blind, __ATOMIC_RELAXED),
+			(double)__atomic_load_n(&tt__counters_blind_ns, __ATOMIC_RELAXED) / 1e6,
 			TT__COUNTERS_BETWEEN_NS / 1000000);
 	if (tt__sched_late)
 		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "

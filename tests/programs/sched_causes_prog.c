@@ -33,6 +33,8 @@
  *              inside scope "b_run" all along: a long function of short calls, as a
  *              program recorded with record -f whose calls sleep or wait), their lines
  *              as above, then tt-sched's CPU time's (below)
+ *   blindfirst as blindnaps, but 1 s of ticks first, then BLIND_FIRST_NAPS naps of 5
+ *              ms, 1 ms of ticks apart
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
@@ -801,6 +803,24 @@ static void *blind_thread(void *unused)
 	return NULL;
 }
 
+/* Ticks flat out 1 s (read blind all along: what that costs tt-sched is the records'
+ * share's, not the budget's), then BLIND_FIRST_NAPS naps of 5 ms, each 1 ms of ticks
+ * after the last (closer than tt-sched's readings in a blind one's stead past its
+ * budget: 8 ms), all inside "b_run". */
+#define BLIND_FIRST_NAPS 20
+static void *blind_first_thread(void *unused)
+{
+	(void)unused;
+	TT_BEGIN("b_run");
+	heavy_ticks(1000000000LL, 1);
+	for (int i = 0; i < BLIND_FIRST_NAPS; i++) {
+		AROUND("b_nap", sleep_ms(5));
+		heavy_ticks(1000000, 1);
+	}
+	TT_END();
+	return NULL;
+}
+
 #define FREE_THREADS 8 /* counters.c: TT__COUNTERS_BUDGET_FREE */
 
 static void *free_thread(void *unused)
@@ -1429,6 +1449,8 @@ int main(int argc, char **argv)
 		threads_then_cpu(HEAVY_THREADS, heavy_thread);
 	} else if (strcmp(what, "blindnaps") == 0) {
 		threads_then_cpu(HEAVY_THREADS, blind_thread);
+	} else if (strcmp(what, "blindfirst") == 0) {
+		threads_then_cpu(HEAVY_THREADS, blind_first_thread);
 	} else if (strcmp(what, "flood") == 0) {
 		threads_then_cpu(FLOOD_THREADS, flood_thread);
 	} else if (strcmp(what, "dense") == 0) {

@@ -40,7 +40,7 @@ refused), in modes stop, ring and stream, with snapshots and under record: the k
 switches with the machine's clock, the program reads the namespace's; the file says
 the offsets (info), converts to JSON and .pftrace, and the splits add up as above.
 
-Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens|lost|loaded|nested|heavy|many|blindnaps]
+Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens|lost|loaded|nested|heavy|many|blindnaps|blindfirst]
 """
 import bisect
 import json
@@ -2248,9 +2248,10 @@ def refused_heavy(tmp):
           "%s: info does not say the threads read blind: %s%s" % (label, info.stdout, info.stderr))
     check(re.search(r"to follow their scopes, reached its share .* and stopped for \d+ ms of the run: the "
                     r"threads that went on recording then, their scopes not known from then on, were read "
-                    r"blind, each 2 ms while they recorded \(each 8 ms once followed again, or past the "
-                    r"budget above where they filled a buffer chunk since, else each 80 ms, and as a scope "
-                    r"begun before ended\), [1-9]\d* readings", err),
+                    r"blind, each 2 ms while they recorded \(each 8 ms once followed again, or past this "
+                    r"share, which they are charged to, not the budget above, where they filled a buffer "
+                    r"chunk since, else each 80 ms, and as a scope begun before ended\), [1-9]\d* "
+                    r"readings, \d+\.\d ms of its CPU time with the looks woken for them alone", err),
           "%s: the share, or what was read blind, not said: %r" % (label, err))
     check(len(kernel) == 18, "%s: %d planted scopes said, 18 expected" % (label, len(kernel)))
     # (a full buffer drops the last planted scopes: a spike missing, not unsplit)
@@ -2285,7 +2286,7 @@ def refused_blindnaps(tmp):
     CPU too); a split outside its error fails at once."""
     label = "seccomp blindnaps"
     for attempt in range(2):
-        within, naps = blindnaps_once(tmp, label)
+        within, naps, _ = blindnaps_once(tmp, label)
         if within >= 0.55 * naps:
             break
         print("%s: %d of %d naps split within their error%s" % (label, within, naps, ", again" if not attempt else ""))
@@ -2293,19 +2294,60 @@ def refused_blindnaps(tmp):
     check(within >= 0.55 * naps, "%s: %d of %d naps split within their error, not 55 %%" % (label, within, naps))
 
 
-def blindnaps_once(tmp, label):
-    """refused_blindnaps' run: (naps split within their error, naps)."""
+def refused_blindfirst(tmp):
+    """perf_event_open denied by seccomp: two threads record empty scopes flat out for 1 s,
+    more than tt-sched's share lets it follow (read blind all along), then each naps
+    BLIND_FIRST_NAPS times 5 to 10 ms ("b_nap"), 2 ms of records apart. The blind
+    readings and the looks woken for them are the records' share's, not tt-sched's
+    budget's: they had spent it in the first second (outside tester r49 F3: most of
+    tt-sched's readings in sqlite3 under record -f, each 2 to 8 ms), and the naps after
+    it found it spent, read 8 ms apart at most (in a blind reading's stead), every other
+    one unread. So few naps are unsplit naming the budget (a spike names it where any
+    scope of its thread was left unread: a loaded machine's watches reach it too), most
+    split within their stated error (the rest say why); retried once, as blindnaps is.
+    What fails before every time is the accounting said (blind_said)."""
+    label = "seccomp blindfirst"
+    within, naps, budget = 0, 0, []
+    for attempt in range(2):
+        within, naps, budget = blindnaps_once(tmp, label, "blindfirst", 2 * 20, blind_said)
+        if within >= 0.7 * naps and len(budget) <= 0.1 * naps:
+            break
+        print("%s: %d of %d naps split within their error, %d left to the budget%s"
+              % (label, within, naps, len(budget), ", again" if not attempt else ""))
+    # (before, at load 10 to 16: 24 of 40 in one run, 2 to 5 in others; here 0 to 4)
+    check(len(budget) <= 0.1 * naps, "%s: %d of %d naps unsplit for tt-sched's budget: %s"
+          % (label, len(budget), naps, [sp.get("no_split", "")[:200] for sp in budget[:3]]))
+    check(within >= 0.7 * naps, "%s: %d of %d naps split within their error, not 70 %%" % (label, within, naps))
+
+
+def blind_said(err, label):
+    """The blind readings, and tt-sched's CPU time for them and the looks woken for them
+    alone, said at exit as the records' share's: the readings were taken, and cost some
+    (before, the budget's, and not said)."""
+    said = re.search(r"reached its share .* were read blind, .* which they are charged to, not the budget "
+                     r"above, .*\), (\d+) readings, (\d+\.\d) ms of its CPU time with the looks woken for "
+                     r"them alone", err)
+    print("%s: blind readings said: %s" % (label, said.groups() if said else None))
+    check(said and int(said.group(1)) > 0 and float(said.group(2)) > 0,
+          "%s: the blind readings, or their CPU time as the records' share's, not said: %r" % (label, err))
+
+
+def blindnaps_once(tmp, label, what="blindnaps", expected=2 * 60, also=None):
+    """refused_blindnaps' run: (naps split within their error, naps, the spikes unsplit
+    that name tt-sched's budget); `also(err, label)` checks more of what it said."""
     for rate in (2, 4):
         said = {}
-        kernel, spikes, err, out = run(tmp, "seccomp", args=("blindnaps",), said=said, env_extra={
+        kernel, spikes, err, out = run(tmp, "seccomp", args=(what,), said=said, env_extra={
             "TICKTRACE_BUFFER": str(rate * 4 << 20), "TT_TEST_HEAVY_RATE": str(rate)})
         if "were read blind" in err:
             break
         print("%s: tt-sched followed every record at %d times 3 million a second, within its share: again"
               % (label, rate))
     check("were read blind" in err, "%s: the threads were never read blind: %r" % (label, err))
+    if also:
+        also(err, label)
     naps = [k for k in kernel if k["scope"] == "b_nap"]
-    check(len(naps) == 2 * 60, "%s: %d naps said, 120 expected" % (label, len(naps)))
+    check(len(naps) == expected, "%s: %d naps said, %d expected" % (label, len(naps), expected))
     within, unsplit, unrecorded = 0, [], 0
     for k in naps:
         sp = spike_of_nth(spikes, kernel, k)
@@ -2321,7 +2363,8 @@ def blindnaps_once(tmp, label):
         within += len(failures) == before
     print("%s: %d naps, %d split within their error, %d unsplit, %d past the full buffer"
           % (label, len(naps), within, len(unsplit), unrecorded))
-    check(len(naps) - unrecorded >= 40, "%s: %d naps recorded, not 40" % (label, len(naps) - unrecorded))
+    check(len(naps) - unrecorded >= min(40, expected), "%s: %d naps recorded, not %d"
+          % (label, len(naps) - unrecorded, min(40, expected)))
     if unsplit:
         unsplit_said(unsplit, label)
     wall, process, sched = said.get("wall_ns", 0), said.get("process_cpu_ns", 0), said.get("tt_sched_cpu_ns", -1)
@@ -2329,7 +2372,7 @@ def blindnaps_once(tmp, label):
     print("%s: tt-sched %.2f ms of CPU time, its budget, share and spikes' %.2f ms (the process %.1f ms, %.0f ms "
           "of wall time)" % (label, sched / 1e6, allowed / 1e6, process / 1e6, wall / 1e6))
     check(0 <= sched <= allowed + UNCHARGED, "%s: tt-sched's CPU time %d ns, past %d" % (label, sched, allowed))
-    return within, len(naps) - unrecorded
+    return within, len(naps) - unrecorded, [sp for sp in unsplit if "budget" in sp.get("no_split", "")]
 
 
 # Killed (meson's timeout sends SIGTERM first): the program run now is killed and
@@ -2351,6 +2394,8 @@ with tempfile.TemporaryDirectory() as tmp:
         refused_many(tmp)
     elif PART == "blindnaps":
         refused_blindnaps(tmp)
+    elif PART == "blindfirst":
+        refused_blindfirst(tmp)
     elif PART == "snapshots":
         snapshots(tmp)
         snapshot_cost(tmp)
