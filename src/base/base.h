@@ -146,6 +146,10 @@ int tt__fd_room(void) TT__HIDDEN;
 /* Whether the soft RLIMIT_NOFILE is that small (a thread's own table has that limit
  * too: tt-sched keeps no file there past a reading). */
 int tt__fd_few(void) TT__HIDDEN;
+/* Both as found within the last 100 ms (fds.c: TT__FD_FEW_AGAIN_NS), no system call
+ * most times: for the threads' counters' readings, tt-sched's and at each exit. */
+int tt__fd_few_lately(void) TT__HIDDEN;
+int tt__fd_room_lately(void) TT__HIDDEN;
 /* Why a file was not kept (-errno), in `buf`, for a line that says what was given up:
  * at a small limit, the limit. */
 const char *tt__fd_why(int err, char *buf, size_t size) TT__HIDDEN;

@@ -52,9 +52,37 @@ int tt__fd_few(void)
 	return tt_os_files_limit() < TT__FD_FEW;
 }
 
+/* tt__fd_few_lately's limit is found again at most this often: a system call
+ * (getrlimit) at each thread's own reading at its exit and each look of tt-sched's
+ * that reads, where a program changes it seldom, if ever */
+#define TT__FD_FEW_AGAIN_NS 100000000
+
+int tt__fd_few_lately(void)
+{
+	/* (when it was found, times two, plus whether it was small: one word, read and
+	 * written whole by any thread; 0: never) */
+	static int64_t found;
+	int64_t now_ns = tt_os_monotonic_ns(), last = __atomic_load_n(&found, __ATOMIC_RELAXED);
+	if (last && now_ns - last / 2 < TT__FD_FEW_AGAIN_NS)
+		return (int)(last % 2);
+	int few = tt__fd_few();
+	__atomic_store_n(&found, now_ns * 2 + few, __ATOMIC_RELAXED);
+	return few;
+}
+
+static int tt__fd_room_if(int few)
+{
+	return few && !tt__fd_own_table() ? -EMFILE : 0;
+}
+
 int tt__fd_room(void)
 {
-	return tt__fd_few() && !tt__fd_own_table() ? -EMFILE : 0;
+	return tt__fd_room_if(tt__fd_few());
+}
+
+int tt__fd_room_lately(void)
+{
+	return tt__fd_room_if(tt__fd_few_lately());
 }
 
 const char *tt__fd_why(int err, char *buf, size_t size)

@@ -113,7 +113,8 @@ extern int tt__dumps_running TT__HIDDEN; /* changed under the registry and core 
  * takes the switches it asked for as it started, or has tt-sched ask the kernel for
  * them (a refusal is counted, said at exit, and the run goes on without). */
 void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
-/* The calling thread exits: its last states into its store, its event closed. */
+/* The calling thread exits (its signals blocked): its last states into its store, its
+ * event closed. */
 void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
 int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorded */
 /* The same lock, taken by a thread whose signals are all blocked (tt-sched). */

@@ -528,12 +528,6 @@ static uint64_t tt__counters_process_faults(void)
 	return tt__counters_tick_faults;
 }
 
-/* The limit's word (base/fds.c: tt__fd_few) at the look's first reading (-1: none
- * yet): a system call once a look, not at each reading, where it was one in three
- * (getrlimit beside the CPU clock and schedstat's pread: 44 of tt-sched's 475 system
- * calls in a run of the benchmark's 64 threads). */
-static int tt__counters_few_files = -1;
-
 /* Lock held: reads the thread's counters now into its store, its page faults too:
  * a spike's are counted between the readings before its start and after its end
  * (common/analysis/states.c), any of them (one taken while a scope around it was
@@ -566,10 +560,9 @@ static void tt__counters_read(struct tt__slot *slot)
 	}
 	/* (below a small limit, its own table's too, opened again at its next reading:
 	 * kept, a few threads' files would leave no descriptor to ask for the next
-	 * threads' switches) */
-	if (tt__counters_few_files < 0)
-		tt__counters_few_files = tt__fd_few();
-	if (tt__counters_few_files)
+	 * threads' switches; the limit as found lately: getrlimit was one system call in
+	 * three, beside the CPU clock and schedstat's pread) */
+	if (tt__fd_few_lately())
 		tt_os_counters_close(&c->files);
 }
 
@@ -594,7 +587,7 @@ static void tt__counters_read_here(struct tt__slot *slot, int own)
 	 * reads its own: one file, not two, each thread's last scope) */
 	struct tt_schedstat_sample reading;
 	int read;
-	if (tt__fd_room() < 0) { /* (below a small limit: not even for a moment; said at exit) */
+	if (tt__fd_room_lately() < 0) { /* (below a small limit: not even for a moment; said at exit) */
 		__atomic_add_fetch(&tt__counters_few, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -1135,7 +1128,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * told, had their scopes unknown, and were read outside them, each 8 ms) */
 	int follow = tt__scopes_within_share(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
-	tt__counters_few_files = -1;
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
 		tt_os_counters_close(&tt__counters_to_close[--tt__counters_closing]);

@@ -647,8 +647,6 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 {
 	if (!slot->sched.wanted)
 		return;
-	struct tt_os_signals old;
-	tt_os_signals_block(&old);
 	/* (no switches, nor any to come where none is asked for: nothing to settle, and the
 	 * lock taken once, not twice, where tt-sched holds it through its looks) */
 	if (!__atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE) || slot->sched.sw.map)
@@ -674,7 +672,6 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	tt__sched_asked(&slot->sched);
 	__atomic_sub_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
 	tt__unlock(&tt__sched);
-	tt_os_signals_restore(&old);
 }
 
 /* Lock held: the states from `from`'s state `skip` on, where a reader stopped (its

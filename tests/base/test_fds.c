@@ -229,6 +229,11 @@ static void test_few(void **state)
 		int few = limits[k] < 32, floor, share;
 		tt__fd_share(&floor, &share);
 		assert_int_equal(tt__fd_room(), few ? -EMFILE : 0);
+		/* (the counters' readings heed it within 100 ms: polled, 5 s at most) */
+		int64_t until_ns = tt_os_monotonic_ns() + 5000000000;
+		while (tt__fd_room_lately() != (few ? -EMFILE : 0) && tt_os_monotonic_ns() < until_ns)
+			tt_os_sleep_ns(1000000);
+		assert_int_equal(tt__fd_room_lately(), few ? -EMFILE : 0);
 		char why[160];
 		tt__fd_why(-EMFILE, why, sizeof why);
 		if (few) {
