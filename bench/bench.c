@@ -2,7 +2,7 @@
  * run. Every figure is the median over --repeats runs; every traced loop runs on a
  * new thread, so it records into a buffer of its own.
  *
- *   ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat | --sched]
+ *   ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat | --sched | --snapshot]
  *
  * Without --hot it runs bench/real_program.sh too (zero_markup_cpu_ratio, zero_markup_start_ms). */
 #include <errno.h>
@@ -419,6 +419,44 @@ static void tt_bench_sample_rows(const struct tt_bench_overhead *o, char what[3]
 					TT_BENCH_SAMPLE};
 }
 
+/* The snapshots' rows (event_during_snapshot_ns against `warm`, event_warm_ns's row;
+ * NULL: no target). */
+static void tt_bench_snapshot_rows(const struct tt_bench_snapshot *snapshot, const struct tt_bench_row *warm,
+				   char what[3][240], struct tt_bench_row rows[3])
+{
+	snprintf(what[0], 240,
+		 "per event while a snapshot of 8 threads is written, each recording about 1.1 M events/s "
+		 "(mode ring): %.0f batches of 2,048 within the writing; %.3f ns before its trigger",
+		 snapshot->batches, snapshot->quiet_ns);
+	snprintf(what[1], 240,
+		 "writing one snapshot of those 8 threads, its window %.0f events (%.1f MB), from its file's "
+		 "opening to its naming", snapshot->window_events,
+		 snapshot->window_events * sizeof(struct tt_record) / 1e6);
+	snprintf(what[2], 240,
+		 "the process's CPU time with TICKTRACE_SNAPSHOTS on (tt-spikes reading every record, no "
+		 "snapshot taken) against off, those 8 threads recording 0.5 s, mode ring: %.1f ms against %.1f",
+		 snapshot->on_ms, snapshot->off_ms);
+	rows[0] = (struct tt_bench_row){"event_during_snapshot_ns", "ns", snapshot->during_ns, warm ? 1.10 : 0, what[0], warm, 0,
+					NULL, TT_BENCH_SNAPSHOT};
+	rows[1] = (struct tt_bench_row){"snapshot_ms", "ms", snapshot->snapshot_ms, 0, what[1], NULL, 0, NULL,
+					TT_BENCH_SNAPSHOT};
+	rows[2] = (struct tt_bench_row){"snapshot_overhead_pct", "%", snapshot->overhead_pct, 0, what[2], NULL, 0,
+					NULL, TT_BENCH_SNAPSHOT};
+}
+
+/* --snapshot: the snapshots' figures alone (an A/B of a change to them, without the
+ * rest's half hour on a loaded machine); event_during_snapshot_ns's target is the full
+ * run's, against event_warm_ns measured there. */
+static int tt_bench_snapshot_only(int repeats, const char *json_path)
+{
+	struct tt_bench_snapshot snapshot = {0};
+	tt_bench_part_ran(TT_BENCH_SNAPSHOT, tt_bench_snapshot(repeats, &snapshot) != 0);
+	char what[3][240];
+	struct tt_bench_row rows[3];
+	tt_bench_snapshot_rows(&snapshot, NULL, what, rows);
+	return tt_bench_report(rows, 3, 0, json_path);
+}
+
 int main(int argc, char **argv)
 {
 	/* Each child this starts is a run of its own, measured alone, not one this run
@@ -462,6 +500,7 @@ int main(int argc, char **argv)
 	int hot_only = 0; /* --hot: the hot path's figures only, without stream, converter, sampler */
 	int schedstat_only = 0; /* --schedstat: the threads' counters' figures only */
 	int sched_only = 0; /* --sched: the switches' figures only (sched_overhead_pct and its floor) */
+	int snapshot_only = 0; /* --snapshot: the snapshots' figures only, beside event_warm_ns */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
 			repeats = atoi(argv[++i]);
@@ -473,8 +512,11 @@ int main(int argc, char **argv)
 			schedstat_only = 1;
 		else if (strcmp(argv[i], "--sched") == 0)
 			sched_only = 1;
+		else if (strcmp(argv[i], "--snapshot") == 0)
+			snapshot_only = 1;
 		else {
-			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat | --sched]\n");
+			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE] [--hot | --schedstat | --sched | "
+				"--snapshot]\n");
 			return 2;
 		}
 	}
@@ -490,6 +532,8 @@ int main(int argc, char **argv)
 		tt_bench_sched_rows(&sched, repeats, what, rows);
 		return tt_bench_report(rows, 3, 0, json_path);
 	}
+	if (snapshot_only)
+		return tt_bench_snapshot_only(repeats, json_path);
 	if (schedstat_only) {
 		struct tt_bench_schedstat schedstat = {0};
 		tt_bench_part_ran(TT_BENCH_SCHEDSTAT, tt_bench_schedstat_overhead(repeats, &schedstat) != 0);
@@ -640,20 +684,9 @@ int main(int argc, char **argv)
 	tt_bench_sched_rows(&sched, repeats, sched_what, sched_rows);
 	tt_bench_sample_rows(&overhead, sample_what, sample_rows);
 	tt_bench_schedstat_rows(&schedstat, schedstat_what, schedstat_rows);
-	char during_what[240], snapshot_what[160];
-	snprintf(during_what, sizeof during_what,
-		 "per event while a snapshot of 8 threads is written, each recording about 1.1 M events/s "
-		 "(mode ring): %.0f batches of 2,048 within the writing; %.3f ns before its trigger",
-		 snapshot.batches, snapshot.quiet_ns);
-	char snapshot_cost_what[240];
-	snprintf(snapshot_cost_what, sizeof snapshot_cost_what,
-		 "the process's CPU time with TICKTRACE_SNAPSHOTS on (tt-spikes reading every record, no "
-		 "snapshot taken) against off, those 8 threads recording 0.5 s, mode ring: %.1f ms against %.1f",
-		 snapshot.on_ms, snapshot.off_ms);
-	snprintf(snapshot_what, sizeof snapshot_what,
-		 "writing one snapshot of those 8 threads, its window %.0f events (%.1f MB), from its file's "
-		 "opening to its naming", snapshot.window_events,
-		 snapshot.window_events * sizeof(struct tt_record) / 1e6);
+	char snapshot_what[3][240];
+	struct tt_bench_row snapshot_rows[3];
+	tt_bench_snapshot_rows(&snapshot, &rows[WARM], snapshot_what, snapshot_rows);
 	struct tt_bench_row rest[] = {
 		{"event_stream_ns", "ns", stream_ns, 1.05,
 		 "mode stream, 100 million events while the drain writes them to disk, per event", &rows[WARM], 0, NULL, TT_BENCH_STREAM},
@@ -686,9 +719,9 @@ int main(int argc, char **argv)
 		sched_rows[2],
 		schedstat_rows[0],
 		schedstat_rows[1],
-		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL, TT_BENCH_SNAPSHOT},
-		{"snapshot_ms", "ms", snapshot.snapshot_ms, 0, snapshot_what, NULL, 0, NULL, TT_BENCH_SNAPSHOT},
-		{"snapshot_overhead_pct", "%", snapshot.overhead_pct, 0, snapshot_cost_what, NULL, 0, NULL, TT_BENCH_SNAPSHOT},
+		snapshot_rows[0],
+		snapshot_rows[1],
+		snapshot_rows[2],
 		{"zero_markup_cpu_ratio", "x", tt_bench_real(real, "zero_markup_cpu_ratio"), 0,
 		 "Lua 5.4 built with ticktrace-instrument's flags, default settings: its CPU time over "
 		 "the plain build's (target <= 1.5 and <= uftrace_cpu_ratio; null: not run here)", NULL, 0, NULL, TT_BENCH_REAL},

@@ -113,6 +113,9 @@ void tt__threads_end(void) TT__HIDDEN;
 /* Around work of ticktrace's own threads that allocates: one at a time, and not
  * while a fork runs. */
 void tt__background_work(int begin) TT__HIDDEN;
+/* Inside that work, between two of its steps: where another of ticktrace's threads
+ * waits for the work, it has it first (this one goes on after). */
+void tt__background_give_way(void) TT__HIDDEN;
 /* Around fork (its handlers, before and in the parent): no thread of ticktrace's is
  * in malloc meanwhile. */
 void tt__background_fork(int begin) TT__HIDDEN;

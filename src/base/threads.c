@@ -17,17 +17,42 @@
 static struct tt__lock tt__work = TT__LOCK_INIT(TT__LOCK_WORK);
 static struct tt__lock tt__background = TT__LOCK_INIT(TT__LOCK_BACKGROUND);
 static __thread int tt__background_mine __attribute__((tls_model("initial-exec")));
+/* Threads of ticktrace's waiting for the work, and the times it was taken (what a
+ * thread that gives way looks at: tt__background_give_way). */
+static uint32_t tt__work_waiting, tt__work_taken;
 
 void tt__background_work(int begin)
 {
 	if (begin) {
+		__atomic_add_fetch(&tt__work_waiting, 1, __ATOMIC_SEQ_CST);
 		tt__lock(&tt__work);
+		__atomic_sub_fetch(&tt__work_waiting, 1, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&tt__work_taken, 1, __ATOMIC_SEQ_CST);
 		tt__lock(&tt__background);
 	} else {
 		tt__unlock(&tt__background);
 		tt__unlock(&tt__work);
 	}
 	tt__background_mine = begin;
+}
+
+/* A long piece of work (tt-live's descriptions of every record a busy thread wrote:
+ * seconds, for as long as it is behind) lets a thread that waits for the work have it
+ * between its steps, and goes on once that one is done: a snapshot waited for it (its
+ * window copied 23 s after its spike, the rings had overwritten it; the larger the
+ * buffer, the longer tt-live was behind: r49's sqlite3 run). A futex lock is not
+ * fair: let go and taken again at once, the waiter would not have it. */
+void tt__background_give_way(void)
+{
+	if (!tt__background_mine || !__atomic_load_n(&tt__work_waiting, __ATOMIC_SEQ_CST))
+		return;
+	uint32_t taken = __atomic_load_n(&tt__work_taken, __ATOMIC_SEQ_CST);
+	tt__background_work(0);
+	/* (until one took it: a millisecond's naps, no wake-up asked of each taker) */
+	while (__atomic_load_n(&tt__work_taken, __ATOMIC_SEQ_CST) == taken &&
+	       __atomic_load_n(&tt__work_waiting, __ATOMIC_SEQ_CST))
+		tt_os_wait(&tt__work_taken, taken, 1000000);
+	tt__background_work(1);
 }
 
 void tt__background_fork(int begin)
@@ -54,6 +79,7 @@ void tt__background_reset_after_fork(void)
 	tt__lock_reset(&tt__work);
 	tt__lock_reset(&tt__background);
 	tt__background_mine = 0;
+	tt__work_waiting = 0; /* (the parent's threads are not the child's) */
 }
 
 /* (tt_os_wait's word) ticktrace's own threads that began to run */

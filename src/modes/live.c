@@ -424,8 +424,10 @@ void tt__live_tick(void)
 				slot->streamed = 1;
 			}
 			int more;
+			/* (a thread that records faster than this reads keeps it here for as long
+			 * as it does: a snapshot waiting for the work has it between chunks) */
 			while ((more = tt__live_scan(lv, slot)) > 0)
-				;
+				tt__background_give_way();
 			err = more < 0 ? more : tt__live_first(lv, slot);
 		}
 		if (lv->fresh.count) {
