@@ -2217,6 +2217,32 @@ def budget_nested(tmp):
         counters_agree(k, spike_of_nth(spikes, kernel, k), "nested")
 
 
+def heavy_once(tmp, label):
+    """refused_heavy's run: until tt-sched cannot follow the records (its share), twice as
+    fast the second time; what it found, and what `info` says of the file."""
+    # (where tt-sched read the threads' 3 million records a second within its share, 1.5
+    # ns each on a quiet EPYC, the run did not go past it: again, twice as fast)
+    for rate in (1, 2):
+        said = {}
+        kernel, spikes, err, out = run(tmp, "seccomp", args=("heavy",), said=said, env_extra={
+            "TICKTRACE_BUFFER": str(rate * 8 << 20), "TT_TEST_HEAVY_RATE": str(rate)})
+        info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+        blind = re.search(r"thread counters' records share: reached .*: 2 threads recorded more than it let it "
+                          r"follow, their scopes not known from then on, read blind", info.stdout)
+        if blind or info.returncode != 0:
+            break
+        print("%s: tt-sched followed every record at %d times 3 million a second, within its share: again"
+              % (label, rate))
+    return kernel, spikes, err, out, said, info, blind
+
+
+def unread_late(sp):
+    """Whether spike sp, of 5 ms and more, has no split for want of a counters' reading
+    inside it: tt-sched's look came after it."""
+    return bool(sp) and "on_cpu_ns" not in sp and sp["dur_ns"] >= 5 * MS and \
+        sp.get("no_split", "").startswith("no counters reading inside it")
+
+
 def refused_heavy(tmp):
     """perf_event_open denied by seccomp: two threads record empty scopes flat out (a
     million and more a second each), more than tt-sched's share lets it follow, and
@@ -2231,19 +2257,15 @@ def refused_heavy(tmp):
     a quiet thread's scope read where it is 2 ms old); never h_work. tt-sched's CPU
     time within its budget, its share and what spikes pay back."""
     label = "seccomp heavy"
-    # (where tt-sched read the threads' 3 million records a second within its share, 1.5
-    # ns each on a quiet EPYC, the run did not go past it: again, twice as fast)
-    for rate in (1, 2):
-        said = {}
-        kernel, spikes, err, out = run(tmp, "seccomp", args=("heavy",), said=said, env_extra={
-            "TICKTRACE_BUFFER": str(rate * 8 << 20), "TT_TEST_HEAVY_RATE": str(rate)})
-        info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
-        blind = re.search(r"thread counters' records share: reached .*: 2 threads recorded more than it let it "
-                          r"follow, their scopes not known from then on, read blind", info.stdout)
-        if blind or info.returncode != 0:
+    for attempt in range(2):
+        kernel, spikes, err, out, said, info, blind = heavy_once(tmp, label)
+        # (tt-sched waits for a CPU too: on a loaded machine, CI's, its look at a thread
+        # read blind came 42 ms into a 10 ms sleep, no reading inside it; run again once,
+        # a second such run fails)
+        late = [k for k in kernel if unread_late(spike_of_nth(spikes, kernel, k))]
+        if not late or attempt:
             break
-        print("%s: tt-sched followed every record at %d times 3 million a second, within its share: again"
-              % (label, rate))
+        print("%s: %d planted scopes with no reading inside them, tt-sched late: again" % (label, len(late)))
     check(info.returncode == 0 and blind,
           "%s: info does not say the threads read blind: %s%s" % (label, info.stdout, info.stderr))
     check(re.search(r"to follow their scopes, reached its share .* and stopped for \d+ ms of the run: the "
