@@ -1885,7 +1885,7 @@ static INIT_ONCE tt_os_counters_once = INIT_ONCE_STATIC_INIT;
 static struct {
 	int cycles; /* QueryThreadCycleTime answers */
 	tt_os_query_thread_fn query_thread; /* it answers ThreadSystemThreadInformation, or NULL */
-	struct tt_anchor from; /* the cycle time's rate measured from there */
+	uint64_t cycles_hz; /* the cycle time's rate: the TSC's, measured once */
 } tt_os_counters;
 
 /* The thread's context switches so far; false where ntdll does not say. */
@@ -1906,8 +1906,10 @@ static BOOL CALLBACK tt_os_counters_find(PINIT_ONCE once, PVOID unused, PVOID *u
 	(void)unused_too;
 	ULONG64 cycles;
 	uint64_t switches;
-	tt_os_anchor(&tt_os_counters.from);
 	tt_os_counters.cycles = QueryThreadCycleTime(GetCurrentThread(), &cycles) != 0;
+	/* (once, over 100 us: a rate measured again at each reading moved with the clocks'
+	 * reading apart, and a thread that did not run read less than before, in a fresh-clone CI) */
+	tt_os_counters.cycles_hz = tt_os_counters.cycles ? tt_os_ns_in_ticks(1000000000) : 0;
 	tt_os_counters.query_thread = (tt_os_query_thread_fn)(void (*)(void))GetProcAddress(
 		GetModuleHandleA("ntdll.dll"), "NtQueryInformationThread");
 	if (!tt_os_switches(GetCurrentThread(), &switches))
@@ -1948,12 +1950,9 @@ static int tt_os_counters_cpu_ns(HANDLE thread, uint64_t *ns)
 {
 	ULONG64 cycles;
 	if (tt_os_counters.cycles && QueryThreadCycleTime(thread, &cycles)) {
-		/* at the TSC's rate since the counters were first asked for */
-		uint64_t tsc = __rdtsc() - tt_os_counters.from.tsc;
-		int64_t clock = tt_os_monotonic_ns() - tt_os_counters.from.monotonic_ns;
-		if (!tsc || clock <= 0)
+		if (!tt_os_counters.cycles_hz)
 			return 0;
-		*ns = (uint64_t)((unsigned __int128)cycles * (uint64_t)clock / tsc);
+		*ns = (uint64_t)((unsigned __int128)cycles * 1000000000u / tt_os_counters.cycles_hz);
 		return 1;
 	}
 	int64_t times = tt_os_thread_cpu_ns_of((uintptr_t)thread);

@@ -2518,6 +2518,7 @@ static uint32_t tt_counted_tid, tt_counted_step;
 static struct tt_schedstat_sample tt_counted_own[2];
 #define TT_COUNTED_SPIN_NS (60 * 1000000)
 #define TT_COUNTED_SLEEPS 20
+#define TT_COUNTED_READS 5000 /* (its readings while it waits) */
 
 static void tt_counted_wait(uint32_t step)
 {
@@ -2607,12 +2608,22 @@ static void test_thread_counters(void **state)
 	memset(&r[1], 0xAA, sizeof r[1]);
 	assert_int_equal(tt_os_counters_read(&c, &r[1], 1, 0), 0);
 	assert_int_equal(tt_os_counters_read_other(tt_counted_tid, &r[2]), 0);
+	/* read again and again while it waits: its CPU time never falls (Windows' cycle
+	 * time scaled at a rate measured again at each reading read less, now and then:
+	 * a fresh-clone CI's converter refused the file) */
+	uint64_t was = r[2].run_ns;
+	for (int i = 0; i < TT_COUNTED_READS; i++) {
+		struct tt_schedstat_sample again;
+		assert_int_equal(tt_os_counters_read(&c, &again, 1, 0), 0);
+		assert_true(again.run_ns >= was);
+		was = again.run_ns;
+	}
 	tt_counted_say(3);
 	tt_counted_wait(4);
 	tt_os_counters_close(&c);
 	assert_true(c.handle == -1 && c.tid == 0);
 	/* (Linux's CPU clock is exact; Windows' cycle time is scaled by the TSC's rate as
-	 * measured so far, its thread times move by ticks) */
+	 * measured over 100 us, its thread times move by ticks) */
 	uint64_t slack = flags & TT_SCHEDSTAT_TICK_STEPS ? TT_SCHEDSTAT_TICK_NS
 			 : flags & TT_SCHEDSTAT_RUN_ONLY  ? 1000000
 							  : 0;
