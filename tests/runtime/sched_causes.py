@@ -2265,7 +2265,8 @@ def refused_heavy(tmp):
         late = [k for k in kernel if unread_late(spike_of_nth(spikes, kernel, k))]
         if not late or attempt:
             break
-        print("%s: %d planted scopes with no reading inside them, tt-sched late: again" % (label, len(late)))
+        print("%s: %d planted scopes with no reading inside them, tt-sched late: again: %s" % (label, len(late), "; ".join(
+            "%s (tid %d): %s" % (k["scope"], k["tid"], spike_of_nth(spikes, kernel, k)["no_split"]) for k in late)))
     check(info.returncode == 0 and blind,
           "%s: info does not say the threads read blind: %s%s" % (label, info.stdout, info.stderr))
     check(re.search(r"to follow their scopes, reached its share .* and stopped for \d+ ms of the run: the "
