@@ -397,6 +397,19 @@ def check_resplit(d, ttr):
           % (len(after), len(before) - len(after)))
 
 
+def in_time(named, what):
+    """The shards named, in the order given, begin in time: each one's first row (of any
+    trace_processor keeps: slices, instants, thread states) not before the one before's.
+    Not its first scope: a shard may hold none (the states of the run's tail, after its
+    last scope, in a shard of their own; 10-row shards at load held such)."""
+    firsts = [min(e['ts'] for e in tp_slices(load_json(n))) for n in named]
+    late = [k for k in range(1, len(firsts)) if firsts[k] < firsts[k - 1]]
+    if late:
+        k = late[0]
+        fail('%s, sorted, is not in time: %s begins at %s us, %s before it at %s us'
+             % (what, named[k], firsts[k], named[k - 1], firsts[k - 1]))
+
+
 def check_names(d, ttr):
     """The shards' numbers have one width in a run, enough for the most shards it could
     make, so that a glob of them (ticktrace(1)'s OUT.[0-9]*.EXT) is the run's, sorted in
@@ -413,10 +426,19 @@ def check_names(d, ttr):
     if r.returncode or len(named) < 100 or widths != {5}:
         fail('--split 10 of a run that could make 12000 shards: status %d, %d shards, their numbers '
              'of %s digits (5 for all): %s' % (r.returncode, len(named), sorted(widths), r.stderr))
-    firsts = [min(s[2] for s in scopes_of(load_json(n))) for n in named[::25]]
-    if firsts != sorted(firsts):
-        fail('the glob of the shards, sorted, is not in time: their first slices at %s' % firsts)
+    in_time(named, 'the glob of the shards')
     for n in named:
+        os.unlink(n)
+    # One row a shard: those of the threads' states hold no scope, in time as the others.
+    naps = record(sub, 'naps.ttr', 1, 200, nap=2, marks=1)
+    r = run(['convert', '-q', naps, '--split', '1', '-o', os.path.join(sub, 'one.json')])
+    ones = sorted(glob.glob(os.path.join(sub, 'one.[0-9]*.json')))
+    if r.returncode or len(ones) < 400:
+        fail('--split 1 of a run of 400 slices and instants: status %d, %d shards: %s'
+             % (r.returncode, len(ones), r.stderr))
+    in_time(ones, 'the glob of the one-row shards')
+    states_alone = sum(1 for n in ones if not scopes_of(load_json(n)))
+    for n in ones:
         os.unlink(n)
     earlier = [os.path.join(sub, 'e.%s.json' % k) for k in ('0099', '9999', '00001')]
     for n in earlier:
@@ -434,7 +456,8 @@ def check_names(d, ttr):
         fail('--force over an earlier split\'s shards with holes: status %d, left %s: %s'
              % (r.returncode, left, r.stderr))
     print('--split: the shards\' numbers of one width, enough for the run (5 digits where it '
-          'could make 12000); an earlier split\'s shards of the name refused, or removed with --force')
+          'could make 12000), in time, %d of one row holding a thread state alone among them; an '
+          'earlier split\'s shards of the name refused, or removed with --force' % states_alone)
 
 
 def check_refused(d, ttr):

@@ -1,25 +1,22 @@
 #!/bin/sh
 # A new user's prefix install: the library alone (-Dtools=false ...: no cJSON, elfutils
-# or cmocka), configured with --prefix in a scratch directory and installed there; then
+# or cmocka), configured with --prefix and installed there (prefix_fixture.py's lib/,
+# which install_record.sh's build shares); then
 #  - a program built through pkg-config runs without LD_LIBRARY_PATH (the .pc's rpath),
 #  - a CMake project finds it with find_package(ticktrace) and builds one program per
 #    target (ticktrace::ticktrace, ::instrument, ::wrap), which record what they must;
 #    another with pkg_check_modules, likewise.
-#   install_prefix.sh SOURCE_ROOT  (TT_TEST_TOOL: the ticktrace command converts)
+#   install_prefix.sh BUILD_ROOT SOURCE_ROOT  (TT_TEST_TOOL: the ticktrace command converts)
 set -eu
-src=$1
 command -v cmake >/dev/null || { echo "skipped: no cmake" >&2; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../consumers/check_use.sh"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
-prefix=$root/prefix
+trap 'exit 1' HUP INT TERM
 # The environment of a sanitizer build is not the library's.
 unset CFLAGS LDFLAGS ASAN_OPTIONS UBSAN_OPTIONS
-meson setup "$root/build" "$src" --prefix="$prefix" -Dtools=false -Dbench=false -Dtests=false \
-	>"$root/setup.log" 2>&1 || { cat "$root/setup.log" >&2; exit 1; }
-ninja -C "$root/build" >"$root/build.log" 2>&1 || { cat "$root/build.log" >&2; exit 1; }
-meson install -C "$root/build" --quiet >/dev/null
+prefix=$("$here/prefix_fixture.py" "$1" "$2")/lib
 
 # pkg-config, as ticktrace(3) says (BUILDING); nothing set but where the .pc files are.
 pcdir=$(dirname "$(find "$prefix" -name ticktrace.pc)")

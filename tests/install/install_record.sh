@@ -1,25 +1,20 @@
 #!/bin/sh
 # `ticktrace record` and `convert` as a user runs them from a prefix install
 # (`meson setup build --prefix=$HOME/.local`, the README's): the library and the tools
-# configured with --prefix in a scratch directory and installed there, then the
-# installed command, with no LD_LIBRARY_PATH, records a program it patches (the
-# detour library finds libticktrace.so.0 beside itself) and converts the trace.
-#   install_record.sh SOURCE_ROOT CC
+# configured with --prefix and installed there (prefix_fixture.py's full/, its build
+# directory removed), then the installed command, with no LD_LIBRARY_PATH, records a
+# program it patches (the detour library finds libticktrace.so.0 beside itself) and
+# converts the trace.
+#   install_record.sh BUILD_ROOT SOURCE_ROOT CC
 set -eu
-src=$1 cc=$2
+src=$2 cc=$3
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 trap 'exit 1' HUP INT TERM
-prefix=$root/prefix
 # The environment of a sanitizer build is not the installed tools'.
 unset CFLAGS LDFLAGS ASAN_OPTIONS UBSAN_OPTIONS LD_LIBRARY_PATH LD_PRELOAD TICKTRACE_DETOUR_LIB \
 	TICKTRACE_OUT
-meson setup "$root/build" "$src" --prefix="$prefix" -Dbench=false -Dtests=false \
-	>"$root/setup.log" 2>&1 || { cat "$root/setup.log" >&2; exit 1; }
-ninja -C "$root/build" >"$root/build.log" 2>&1 || { cat "$root/build.log" >&2; exit 1; }
-meson install -C "$root/build" --quiet >/dev/null
-# Nothing of the build tree is used from here on.
-rm -rf "$root/build"
+prefix=$("$src/tests/install/prefix_fixture.py" "$1" "$src")/full
 tool=$prefix/bin/ticktrace
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
