@@ -88,12 +88,15 @@ with tempfile.TemporaryDirectory() as tmp:
     # The quiet thread, whose records it can afford, is read as always beside the one
     # held: none of its events overwritten unread (its ring recycles in some 8 s,
     # sooner than a hold may last), itself never held.
-    check(not [n for n in notes if n["thread"] == "quiet"], "the quiet thread's events overwritten: %r" % notes)
-    # (a sanitizer build on a loaded machine may hold the quiet thread too, its events all
-    # read still: the cost a record that tt-spikes measures there holds each look's own
-    # work, ten times slower, and a loaded machine's looks read few records: 2 held in a
-    # CI run's ASan stage)
-    check(held is None or held.group(1) == "1" or (SANITIZED and held.group(1) == "2"),
+    # (a sanitizer build on a loaded machine may hold the quiet thread too: the cost a
+    # record that tt-spikes measures there holds each look's own work, ten times slower,
+    # and a loaded machine's looks read few records: 2 held in a CI run's ASan stage;
+    # then, held, its older records may be passed over for the newest, said as such, as
+    # s27's CI saw, never overwritten unread)
+    both = SANITIZED and held is not None and held.group(1) == "2"
+    quiet = [n for n in notes if n["thread"] == "quiet" and not (both and "skipped_events" in n)]
+    check(not quiet, "the quiet thread's events overwritten: %r" % notes)
+    check(held is None or held.group(1) == "1" or both,
           "tt-spikes held %s threads, not the one: %s" % (held.group(1) if held else "?", p.stderr))
     print("%d spikes (%d \"spike\"), %d notes" % (len(spikes), sum(s["name"] == "spike" for s in spikes),
                                                  len(notes)))
