@@ -471,6 +471,17 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 	return &c->at[c->n];
 }
 
+/* TSC ticks into ns, and ns into ticks, at the run's rate `hz` (tt_os_anchor_hz) */
+static int64_t tt__counters_ns(uint64_t ticks, uint64_t hz)
+{
+	return (int64_t)((double)ticks * 1e9 / (double)hz);
+}
+
+static uint64_t tt__counters_ticks(double ns, uint64_t hz)
+{
+	return (uint64_t)((double)hz * ns / 1e9);
+}
+
 uint64_t tt__counters_kept;
 unsigned tt__counters_few;
 
@@ -674,15 +685,14 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 		return;
 	uint64_t since = 0;
 	if (c->n) {
-		uint64_t back = (uint64_t)((double)(now.monotonic_ns - c->at[c->n - 1].ns) * (double)hz / 1e9);
+		uint64_t back = tt__counters_ticks((double)(now.monotonic_ns - c->at[c->n - 1].ns), hz);
 		since = back < now.tsc ? now.tsc - back : 0;
 	}
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, slot->current, &begin, &end);
 	int more = slot->first != slot->current;
 	uint64_t from, until;
-	if (!tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9), more, &from,
-			     &until))
+	if (!tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_AFTER_NS, hz), more, &from, &until))
 		return;
 	/* Where the CPU time it may have run between its last reading and the stretch
 	 * (no more than the one, nor the wall time between) is half the stretch or more,
@@ -692,8 +702,8 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	 * child's CPU time). Its spike says no reading came after it. */
 	if (from && c->n && from > since) {
 		int64_t ran_ns = tt_os_thread_cpu_ns() - (int64_t)c->at[c->n - 1].run_ns;
-		int64_t before_ns = (int64_t)((double)(from - since) * 1e9 / (double)hz);
-		int64_t stretch_ns = (int64_t)((double)(until - from) * 1e9 / (double)hz);
+		int64_t before_ns = tt__counters_ns(from - since, hz);
+		int64_t stretch_ns = tt__counters_ns(until - from, hz);
 		if (2 * (ran_ns < before_ns ? ran_ns : before_ns) >= stretch_ns)
 			return;
 	}
@@ -704,8 +714,8 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	 * budget, those the budget left unread too (a watched one's end is still read:
 	 * most of them, 32 to 45 of 64 at load 8 to 19). */
 	uint64_t spike_from, spike_until;
-	if (!tt__counters_past || tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_SPIKE_NS / 1e9),
-						  more, &spike_from, &spike_until)) {
+	if (!tt__counters_past ||
+	    tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_SPIKE_NS, hz), more, &spike_from, &spike_until)) {
 		tt__counters_read_here(slot, TT__COUNTERS_EXITING);
 		return;
 	}
@@ -1068,7 +1078,7 @@ static uint64_t tt__scopes_due(const struct tt__scopes_read *t, uint64_t last, u
 static int tt__counters_read_since(const struct tt__counters *c, uint64_t last, const struct tt_anchor *now,
 				   uint64_t hz)
 {
-	int64_t last_ns = now->monotonic_ns - (int64_t)((now->tsc - last) * 1000000000.0 / (double)hz);
+	int64_t last_ns = now->monotonic_ns - tt__counters_ns(now->tsc - last, hz);
 	return c->n && c->at[c->n - 1].ns > last_ns;
 }
 
@@ -1127,12 +1137,12 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	uint64_t kept_before = tt__counters_kept;
 	int blind_room = tt__scopes_blind_room(now.monotonic_ns);
 	uint64_t newest = 0;
-	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
-	uint64_t long_ticks = (uint64_t)((double)hz * TT__COUNTERS_LONG_NS / 1e9);
+	uint64_t after_ticks = tt__counters_ticks(TT__COUNTERS_AFTER_NS, hz);
+	uint64_t long_ticks = tt__counters_ticks(TT__COUNTERS_LONG_NS, hz);
 	int64_t early_ns = !tt__counters_watching ? 0 : period_ns < TT__COUNTERS_EARLY_MAX_NS ? period_ns
 			 : TT__COUNTERS_EARLY_MAX_NS;
-	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
-	uint64_t early_ticks = after_ticks - (uint64_t)((double)hz * TT__COUNTERS_EARLY_MAX_NS / 1e9);
+	uint64_t read_ticks = after_ticks - tt__counters_ticks((double)early_ns, hz);
+	uint64_t early_ticks = after_ticks - tt__counters_ticks(TT__COUNTERS_EARLY_MAX_NS, hz);
 	tt__counters_tick_faults = 0;
 	if (alone)
 		tt__counters_start_share(now.monotonic_ns);
@@ -1298,7 +1308,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (!due) {
 			/* (the next scope's first reading; past the budget, none is) */
 			if (next && !over_budget && !(woken && next == last) && now.tsc < next + after_ticks) {
-				int64_t soon = (int64_t)((next + after_ticks - now.tsc) * 1000000000.0 / (double)hz);
+				int64_t soon = tt__counters_ns(next + after_ticks - now.tsc, hz);
 				due_ns = soon < due_ns ? soon : due_ns;
 			}
 			continue;
@@ -1328,7 +1338,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_watches += !resume;
 		c->watched = open;
 		c->outer = c->outer ? c->outer : open;
-		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - open) * 1000000000.0 / (double)hz);
+		c->since_ns = now.monotonic_ns - tt__counters_ns(now.tsc - open, hz);
 		/* (its last record standing in: a spike once that long where it opened a scope) */
 		c->inside = !tt__scopes_open(&c->scopes, open) && open == last && (instead || tt__counters_inside(slot));
 		c->open_seen_ns = tt__scopes_open(&c->scopes, open) || c->inside ? now.monotonic_ns : c->since_ns;
@@ -1406,7 +1416,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * each 4 then 8 ms from the first quiet look, a program's first scope after a
 	 * barrier's few ms was read only after its end). */
 	if (rest) {
-		int64_t half_ns = (int64_t)((now.tsc - newest) * 1000000000.0 / (double)hz) / 2;
+		int64_t half_ns = tt__counters_ns(now.tsc - newest, hz) / 2;
 		wait_ns = half_ns < wait_ns ? wait_ns : half_ns < TT__COUNTERS_QUIET_MAX_NS ? half_ns
 			: TT__COUNTERS_QUIET_MAX_NS;
 	}

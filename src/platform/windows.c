@@ -1908,7 +1908,7 @@ static BOOL CALLBACK tt_os_counters_find(PINIT_ONCE once, PVOID unused, PVOID *u
 	uint64_t switches;
 	tt_os_counters.cycles = QueryThreadCycleTime(GetCurrentThread(), &cycles) != 0;
 	/* (once, over 100 us: a rate measured again at each reading moved with the clocks'
-	 * reading apart, and a thread that did not run read less than before, in a fresh-clone CI) */
+	 * reading apart, and a thread that did not run could read less than before) */
 	tt_os_counters.cycles_hz = tt_os_counters.cycles ? tt_os_ns_in_ticks(1000000000) : 0;
 	tt_os_counters.query_thread = (tt_os_query_thread_fn)(void (*)(void))GetProcAddress(
 		GetModuleHandleA("ntdll.dll"), "NtQueryInformationThread");
