@@ -637,21 +637,20 @@ void tt__counters_read_now(struct tt__slot *slot)
 
 /* Whether the records in [begin, end) hold a stretch of `ticks` or more after TSC
  * `since` between two with a time (a scope that long with nothing recorded inside it;
- * *from: the TSC of the record that began the latest such, *until: the next one's),
- * or all come after it where `more` records came before them (those of earlier
- * chunks, not read: as if they did; *from 0). */
+ * *from: the TSC of the record that began the latest such), or all come after it where
+ * `more` records came before them (those of earlier chunks, not read: as if they did;
+ * *from 0). */
 static int tt__records_gap(const struct tt_record *begin, const struct tt_record *end, uint64_t since,
-			   uint64_t ticks, int more, uint64_t *from, uint64_t *until)
+			   uint64_t ticks, int more, uint64_t *from)
 {
 	uint64_t later = 0;
-	*from = *until = 0;
+	*from = 0;
 	for (const struct tt_record *r = end; r-- > begin;) {
 		unsigned kind = TT_RECORD_KIND(r->word);
 		if (!TT_RECORD_HAS_TIME(kind) && kind != TT_REC_END && kind != TT_REC_FUNC_EXIT)
 			continue;
 		if (later && later - (r->tsc > since ? r->tsc : since) >= ticks) {
 			*from = r->tsc;
-			*until = later;
 			return 1;
 		}
 		if (r->tsc <= since)
@@ -691,31 +690,18 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, slot->current, &begin, &end);
 	int more = slot->first != slot->current;
-	uint64_t from, until;
-	if (!tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_AFTER_NS, hz), more, &from, &until))
+	uint64_t from;
+	if (!tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_AFTER_NS, hz), more, &from))
 		return;
-	/* Where the CPU time it may have run between its last reading and the stretch
-	 * (no more than the one, nor the wall time between) is half the stretch or more,
-	 * a reading here splits nothing: the split's error would be as large (s26's
-	 * statcost: of 352 exit readings, the 293 taken after such a stretch split none of
-	 * their threads' last scopes, 25 to 45 us each, 1 to 2 % of the benchmark
-	 * child's CPU time). Its spike says no reading came after it. */
-	if (from && c->n && from > since) {
-		int64_t ran_ns = tt_os_thread_cpu_ns() - (int64_t)c->at[c->n - 1].run_ns;
-		int64_t before_ns = tt__counters_ns(from - since, hz);
-		int64_t stretch_ns = tt__counters_ns(until - from, hz);
-		if (2 * (ran_ns < before_ns ? ran_ns : before_ns) >= stretch_ns)
-			return;
-	}
 	/* Past tt-sched's budget, as it would not begin to read it either: only one of a
 	 * spike's length (it pays for its reading); a shorter one is left unread, counted
 	 * with tt-sched's (its spike names the budget). The benchmark's 64 threads each
 	 * read the end of their last 2 ms sleep at their exit, 12 to 15 us outside the
 	 * budget, those the budget left unread too (a watched one's end is still read:
 	 * most of them, 32 to 45 of 64 at load 8 to 19). */
-	uint64_t spike_from, spike_until;
+	uint64_t spike_from;
 	if (!tt__counters_past ||
-	    tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_SPIKE_NS, hz), more, &spike_from, &spike_until)) {
+	    tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_SPIKE_NS, hz), more, &spike_from)) {
 		tt__counters_read_here(slot, TT__COUNTERS_EXITING);
 		return;
 	}
