@@ -91,6 +91,7 @@ static uint32_t tt__own_count;
 void tt__thread_running(const char *name)
 {
 	tt_os_thread_set_name(name);
+	tt_os_signals_blocked_for_good();
 	uint32_t index = __atomic_fetch_add(&tt__own_count, 1, __ATOMIC_RELAXED);
 	if (index < sizeof tt__own_tids / sizeof tt__own_tids[0])
 		__atomic_store_n(&tt__own_tids[index], (pid_t)tt_os_thread_id(), __ATOMIC_RELAXED);

@@ -169,8 +169,26 @@ int tt_os_thread_join_within(struct tt_os_thread *thread, int64_t timeout_ns)
 	return -pthread_timedjoin_np((pthread_t)thread->handle, NULL, &until);
 }
 
+/* Every signal blocked in the calling thread for good: one of ticktrace's own
+ * (tt_os_signals_blocked_for_good). */
+static __thread int tt_os_signals_all_blocked;
+
+void tt_os_signals_blocked_for_good(void)
+{
+	sigset_t mask;
+	if (pthread_sigmask(SIG_BLOCK, NULL, &mask) != 0)
+		return;
+	/* (not SIGKILL, SIGSTOP, nor the C library's own below SIGRTMIN: never in a mask) */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && (sig < 32 || sig >= SIGRTMIN) && !sigismember(&mask, sig))
+			return;
+	tt_os_signals_all_blocked = 1;
+}
+
 void tt_os_signals_block(struct tt_os_signals *old)
 {
+	if (tt_os_signals_all_blocked)
+		return;
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old->mask);
@@ -178,7 +196,8 @@ void tt_os_signals_block(struct tt_os_signals *old)
 
 void tt_os_signals_restore(const struct tt_os_signals *old)
 {
-	pthread_sigmask(SIG_SETMASK, &old->mask, NULL);
+	if (!tt_os_signals_all_blocked)
+		pthread_sigmask(SIG_SETMASK, &old->mask, NULL);
 }
 
 /* The signals a write raises in the thread that makes it (platform.h). */
@@ -202,7 +221,8 @@ void tt_os_writing_begin(struct tt_os_writing *w)
 	sigemptyset(&set);
 	for (size_t i = 0; i < TT_OS_WRITE_SIGNALS; i++)
 		sigaddset(&set, tt_os_write_signals[i]);
-	pthread_sigmask(SIG_BLOCK, &set, &w->mask.mask);
+	if (!tt_os_signals_all_blocked)
+		pthread_sigmask(SIG_BLOCK, &set, &w->mask.mask);
 	w->pending = tt_os_write_signals_pending();
 }
 
@@ -219,7 +239,8 @@ void tt_os_writing_end(struct tt_os_writing *w)
 		sigaddset(&one, tt_os_write_signals[i]);
 		sigtimedwait(&one, NULL, &(struct timespec){0, 0});
 	}
-	pthread_sigmask(SIG_SETMASK, &w->mask.mask, NULL);
+	if (!tt_os_signals_all_blocked)
+		pthread_sigmask(SIG_SETMASK, &w->mask.mask, NULL);
 }
 
 void tt_os_cancel_hold(int *was)

@@ -104,6 +104,11 @@ struct tt_os_signals {
 };
 void tt_os_signals_block(struct tt_os_signals *old);
 void tt_os_signals_restore(const struct tt_os_signals *old);
+/* In a thread of ticktrace's own as it begins (Linux): where every signal is blocked
+ * in it (tt_os_thread_start's, which never unblocks them), tt_os_signals_block and
+ * _restore make no system call in it from then on, nor does tt_os_writing_* change its
+ * mask (tt-drain's and tt-sched's passes: two each, and two more a write). */
+void tt_os_signals_blocked_for_good(void);
 /* Around the runtime's own writes to its files, in the writing thread (Linux): a write
  * past the program's RLIMIT_FSIZE fails (EFBIG), one into a FIFO whose reader left fails
  * (EPIPE), instead of SIGXFSZ or SIGPIPE ending the program. They are blocked in the

@@ -494,6 +494,10 @@ void tt_os_signals_restore(const struct tt_os_signals *old)
 	(void)old;
 }
 
+void tt_os_signals_blocked_for_good(void)
+{
+}
+
 void tt_os_writing_begin(struct tt_os_writing *w)
 {
 	w->mask.none = 0;
