@@ -472,12 +472,21 @@ def users(tmp):
         fifo = os.path.join(shared, "roots.ttr")
         os.mkfifo(fifo)
         os.chmod(fifo, 0o622)  # (others may write: not the umask's)
+        # (its reader there before the run starts: `cat FIFO` may not have opened it yet
+        # as the run's exit does, which then finds no reader (CI at load, session 28);
+        # a writer of the test's own held open until the run ended, so that the reader
+        # reads to the run's end, not to an end of the writers before it began)
+        read_end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        held = os.open(fifo, os.O_WRONLY)
+        os.set_blocking(read_end, True)
         with open(fifo + ".got", "wb") as out:
-            reader = subprocess.Popen(["cat", fifo], stdout=out)
-            while not os.path.exists(fifo):
-                time.sleep(0.01)
-            p, pid = start_waiting(dict(TICKTRACE_OUT=fifo), user=as_nobody)
-            status, err = finish(p)
+            reader = subprocess.Popen(["cat"], stdin=read_end, stdout=out)
+            os.close(read_end)
+            try:
+                p, pid = start_waiting(dict(TICKTRACE_OUT=fifo), user=as_nobody)
+                status, err = finish(p)
+            finally:
+                os.close(held)
             try:
                 reader.wait(timeout=60)
             except subprocess.TimeoutExpired:
