@@ -235,7 +235,9 @@ void tt__sched_say_refused(void)
 			"what such spikes earn, %d%% of their length, up to %g%% of one CPU's time, which "
 			"past the budget pays for the next scopes too): at least %" PRIu64
 			" scope%s open long enough to be read went unread (past it, it looks every %d to %d ms, "
-			"and does not see those that open and end between), their spikes have no split\n",
+			"and does not see those that open and end between): their spikes have no split unless other "
+			"readings bound them (their thread's own, or those of the scopes beside them; each spike "
+			"without one says why)\n",
 			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, TT__COUNTERS_START_PCT, TT__COUNTERS_IDLE_PCT,
 			TT__COUNTERS_IDLE_MAX_PCT, TT__COUNTERS_SPIKE_NS / 1000000, TT__COUNTERS_SPIKE_WALL_PCT,
 			TT__COUNTERS_SLEPT_PCT, TT__COUNTERS_SLEPT_WALL_PCT, unread,

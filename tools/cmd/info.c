@@ -137,7 +137,7 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 		fprintf(out, "  thread counters' budget: reached (tt-sched's CPU time against the "
 			"program's, and the time its cores left idle): at least %" PRIu64 " scope%s open long enough to be read went unread "
 			"(past it, its looks are far apart: those between are not seen); their spikes have "
-			"no split\n", unread, unread == 1 ? "" : "s");
+			"no split unless other readings bound them (each spike without one says why)\n", unread, unread == 1 ? "" : "s");
 	if (blind)
 		fprintf(out, "  thread counters' records share: reached (tt-sched's CPU time reading the "
 			"threads' records, to follow their scopes): %zu thread%s recorded more than it let it "
