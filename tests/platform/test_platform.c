@@ -943,10 +943,7 @@ static void test_writing(void **state)
 }
 
 #ifndef _WIN32
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include "tt_trap_masks.h"
 
 static volatile sig_atomic_t tt_masks_asked; /* rt_sigprocmask calls trapped (SIGSYS) */
 static void tt_on_sigsys(int sig)
@@ -967,15 +964,7 @@ static void *tt_own_thread_masks(void *arg)
 	sigemptyset(&sys);
 	sigaddset(&sys, SIGSYS);
 	pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigprocmask, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
-	/* (this thread alone: no TSYNC) */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+	if (tt_test_trap_masks() != 0)
 		return (void *)(intptr_t)-1;
 	struct tt_os_signals old;
 	tt_os_signals_block(&old);

@@ -8,8 +8,6 @@
  * in the file or counted as dropped. Run with TICKTRACE_MEMORY=1M (meson sets it).
  */
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -18,8 +16,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -27,6 +23,7 @@
 
 #include "ticktrace.h"
 #include "tt_test_trace.h"
+#include "tt_trap_masks.h"
 
 enum { FILL = 200000, DROPS = 200000 };
 
@@ -41,24 +38,10 @@ static void tt_test_on_sigsys(int sig, siginfo_t *info, void *context)
 	((ucontext_t *)context)->uc_mcontext.gregs[REG_RAX] = 0;
 }
 
-/* From now on, in the calling thread alone, rt_sigprocmask traps. */
-static void tt_test_trap_masks(void)
-{
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigprocmask, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
-	assert_int_equal(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-	assert_int_equal(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog), 0);
-}
-
 /* The calls DROPS events made, in this thread, with the filter on. */
 static long tt_test_masks_while_dropping(void)
 {
-	tt_test_trap_masks();
+	assert_int_equal(tt_test_trap_masks(), 0);
 	long before = __atomic_load_n(&tt_test_masks, __ATOMIC_RELAXED);
 	for (uint64_t i = 0; i < DROPS; i++)
 		TT_COUNTER("dropped", i);
