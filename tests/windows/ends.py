@@ -175,7 +175,15 @@ def chdir(ticktrace, wrapper, exe, d):
         if "TICKTRACE_OUT" not in env:
             env["TICKTRACE_OUT"] = ""  # (the default name, not the caller's)
         program(wrapper, exe, d, env, "chdir")
-        files = sorted(os.path.relpath(f, d) for f in glob.glob(os.path.join(d, "**", "*.ttr*"), recursive=True))
+        # (the live file, removed at exit while the process still held it, goes as
+        # wineserver closes the dead process's handles, a moment after its end: the CI
+        # at load once listed it still there)
+        deadline = time.monotonic() + 10
+        while True:
+            files = sorted(os.path.relpath(f, d) for f in glob.glob(os.path.join(d, "**", "*.ttr*"), recursive=True))
+            if not any(f.endswith(".live") for f in files) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         want = ["rel.ttr"] if "TICKTRACE_OUT" in settings else [f for f in files if f.startswith("ticktrace-")]
         if files != want or len(want) != 1:
             fail(f"chdir {settings}: files {files}, not one in the start directory")
