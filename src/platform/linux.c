@@ -171,7 +171,7 @@ int tt_os_thread_join_within(struct tt_os_thread *thread, int64_t timeout_ns)
 
 /* Every signal blocked in the calling thread for good: one of ticktrace's own
  * (tt_os_signals_blocked_for_good). */
-static __thread int tt_os_signals_all_blocked;
+static __thread int tt_os_signals_all_blocked __attribute__((tls_model("initial-exec")));
 
 void tt_os_signals_blocked_for_good(void)
 {
