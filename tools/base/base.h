@@ -118,6 +118,11 @@ void tt_os_release(const uint8_t *p, size_t n);
 /* n bytes of a mapped file (whole pages) mapped in, as reading them would: the
  * kernel's work for them done in the calling thread. */
 void tt_os_map_in(const uint8_t *p, size_t n);
+/* `size` bytes of fresh zeroed pages, each touched first as it is written (not malloc's:
+ * with MALLOC_PERTURB_, which meson test sets, glibc writes a whole block as it is
+ * allocated, calloc's too); NULL where none. */
+char *tt_os_pages(size_t size);
+void tt_os_pages_free(char *p, size_t size);
 
 /* Standard input, output and error, where one was closed (`ticktrace convert ... >&-
  * 2>&-`), open on /dev/null: else the first file the command opens takes its number,

@@ -33,6 +33,18 @@ void tt_os_release(const uint8_t *p, size_t n)
 	madvise((void *)p, n, MADV_DONTNEED);
 }
 
+char *tt_os_pages(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void tt_os_pages_free(char *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
 void tt_os_map_in(const uint8_t *p, size_t n)
 {
 	/* (a kernel before 5.14 has no MADV_POPULATE_READ: the reads below fault) */

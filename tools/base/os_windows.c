@@ -40,6 +40,18 @@ void tt_os_release(const uint8_t *p, size_t n)
 	VirtualUnlock((void *)p, n);
 }
 
+char *tt_os_pages(size_t size)
+{
+	return VirtualAlloc(NULL, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+}
+
+void tt_os_pages_free(char *p, size_t size)
+{
+	(void)size;
+	if (p)
+		VirtualFree(p, 0, MEM_RELEASE);
+}
+
 void tt_os_map_in(const uint8_t *p, size_t n)
 {
 	/* (PrefetchVirtualMemory reads the file in, but maps no page: each would fault) */

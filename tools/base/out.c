@@ -369,8 +369,10 @@ static int tt_out_make_tmp(struct tt_out *o)
 /* The buffers and the writer thread; 0 or -1. */
 static int tt_out_start(struct tt_out *o)
 {
-	o->buf = malloc(TT_OUT_BUFFER);
-	o->spare = malloc(TT_OUT_BUFFER);
+	/* pages, touched as they fill (malloc's, under meson test's MALLOC_PERTURB_, were
+	 * all 8 MiB written first: 35 ms of a small conversion's 40) */
+	o->buf = tt_os_pages(TT_OUT_BUFFER);
+	o->spare = tt_os_pages(TT_OUT_BUFFER);
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_cond_init(&o->cond, NULL);
 	const char *name = strcmp(o->path, "-") ? o->path : "stdout";
@@ -406,8 +408,8 @@ static void tt_out_release(struct tt_out *o)
 		tt_keep_on_signal(o->tmp);
 		free(o->tmp);
 	}
-	free(o->buf);
-	free(o->spare);
+	tt_os_pages_free(o->buf, TT_OUT_BUFFER);
+	tt_os_pages_free(o->spare, TT_OUT_BUFFER);
 	tt_diag_about(o->about_was);
 	/* what was written stays known */
 	*o = (struct tt_out){.fd = -1, .written = o->written, .about_was = o->about_was};

@@ -170,7 +170,7 @@ struct tt_decoder {
 	size_t nheap;
 	uint64_t records;                /* in all files, for progress reports */
 	struct tt_event *flows;          /* the window's flows, until it ends */
-	size_t nflows;
+	size_t nflows, flows_cap;
 	/* Flows begun and not yet ended, by process and id: the link of the latest
 	 * FLOW_OUT (tt_event.link). Open addressing, linear probing, link 0 empty. */
 	struct tt_flow_link *links;

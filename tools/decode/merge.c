@@ -82,10 +82,9 @@ static int tt_decoder_init(struct tt_decoder *d)
 	size_t n = t->nthreads ? t->nthreads : 1;
 	d->threads = calloc(n, sizeof(*d->threads));
 	d->heap = calloc(n, sizeof(*d->heap));
-	d->flows = malloc(TT_FLOW_BATCH * sizeof(*d->flows));
 	d->frames_of = calloc(t->nsites ? t->nsites : 1, sizeof(*d->frames_of));
 	d->released = calloc(t->nfiles ? t->nfiles : 1, sizeof(*d->released));
-	if (!d->threads || !d->heap || !d->flows || !d->frames_of || !d->released)
+	if (!d->threads || !d->heap || !d->frames_of || !d->released)
 		return tt_error("out of memory for %zu threads", t->nthreads);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
