@@ -31,7 +31,7 @@ import urllib.request
 
 tool = os.environ['TT_TEST_TOOL']
 prog, check_perfetto, schema, query_shards, sanitize = sys.argv[1:6]
-THREADS, SCOPES, SPLIT = 3, 20000, 5000
+THREADS, SCOPES, SPLIT = 3, 10000, 2500  # (12 shards: the checks per shard, halved, as many)
 UI_SLICES = 3000000  # what the converter warns above, without --split
 
 
@@ -169,7 +169,7 @@ def check_counted(d):
     in trace_processor's slice table, .pftrace and JSON alike (counted in the JSON
     where trace_processor_shell is not), as many shards as those rows need, and
     all the run's. Before, N counted scopes only: shards of twice N."""
-    ttr = record(d, 'points.ttr', THREADS, 5000, marks=1)
+    ttr = record(d, 'points.ttr', THREADS, SCOPES // 4, marks=1)
     sub = os.path.join(d, 'points')
     os.mkdir(sub)
     r = run(['convert', '-q', ttr, '-o', os.path.join(sub, 'whole.json')])
@@ -260,7 +260,7 @@ def check_states(d):
     states begin where its own end), and those of all shards add up to the whole run's;
     --from/--to cut them to the window, and --thread keeps its thread's only. Each
     carried every state of the run before."""
-    ttr = record(d, 'naps.ttr', THREADS, 20000, nap=200)
+    ttr = record(d, 'naps.ttr', THREADS, SCOPES, nap=100)
     whole = os.path.join(d, 'naps.json')
     r = run(['convert', '-q', ttr, '-o', whole])
     if r.returncode != 0:
