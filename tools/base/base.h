@@ -142,6 +142,14 @@ int tt_open_regular(const char *path, const char **why);
  * tt_keep_on_signal: the paths named last go first (any number; out of memory, a
  * path is not removed). */
 void tt_remove_on_signal(const char *path);
+/* Those signals held off from tt_signals_hold to tt_signals_release (not nested):
+ * around making a file and naming it to tt_remove_on_signal, where one between left
+ * the file behind. */
+void tt_signals_hold(void);
+void tt_signals_release(void);
+/* pthread_create, the thread holding those signals off for good: they are the main
+ * thread's to take (where a helper took one, the main thread's hold kept nothing). */
+int tt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 /* *p (an array of *cap items of `size` bytes) grown to hold `need`: false, out of memory. */
 bool tt_grow(void **p, size_t *cap, size_t need, size_t size);
 void tt_keep_on_signal(const char *path);

@@ -96,6 +96,27 @@ static void tt_doomed_block(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+static sigset_t tt_signals_held_from;
+
+void tt_signals_hold(void)
+{
+	tt_doomed_block(&tt_signals_held_from);
+}
+
+void tt_signals_release(void)
+{
+	pthread_sigmask(SIG_SETMASK, &tt_signals_held_from, NULL);
+}
+
+int tt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t old;
+	tt_doomed_block(&old); /* (inherited by the thread) */
+	int err = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
 void tt_remove_on_signal(const char *path)
 {
 	sigset_t old, set;

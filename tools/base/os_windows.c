@@ -104,11 +104,14 @@ static int tt_errno_of(DWORD error)
 static SRWLOCK tt_doomed_lock = SRWLOCK_INIT;
 static char **tt_doomed;
 static size_t tt_doomed_cap, tt_ndoomed;
+/* held by tt_signals_hold: the handler waits for its release */
+static SRWLOCK tt_doomed_held = SRWLOCK_INIT;
 
 /* Ends the command as Linux's shell sees one the signal `sig` ended (128 + sig), its
- * temporary files removed. (the lock held: nothing is removed or added after) */
+ * temporary files removed. (the locks held: nothing is removed or added after) */
 static void tt_doomed_end(int sig)
 {
+	AcquireSRWLockExclusive(&tt_doomed_held);
 	AcquireSRWLockExclusive(&tt_doomed_lock);
 	for (size_t i = tt_ndoomed; i-- > 0;) {
 		wchar_t *w = tt_utf8_wide(tt_doomed[i]);
@@ -136,6 +139,21 @@ void tt_os_end_on_closed_pipe(int err)
 	if (GetFileType((HANDLE)_get_osfhandle(1)) == FILE_TYPE_PIPE &&
 	    (err == EPIPE || why == ERROR_NO_DATA || why == ERROR_BROKEN_PIPE || why == ERROR_PIPE_NOT_CONNECTED))
 		tt_doomed_end(SIGPIPE);
+}
+
+void tt_signals_hold(void)
+{
+	AcquireSRWLockExclusive(&tt_doomed_held);
+}
+
+void tt_signals_release(void)
+{
+	ReleaseSRWLockExclusive(&tt_doomed_held);
+}
+
+int tt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	return pthread_create(thread, NULL, fn, arg); /* (Ctrl+C comes to a thread of its own) */
 }
 
 void tt_remove_on_signal(const char *path)

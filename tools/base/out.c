@@ -354,15 +354,18 @@ static int tt_out_make_tmp(struct tt_out *o)
 	snprintf(o->tmp, cap, "%.*s", dirlen ? dirlen : 1, dirlen ? o->path : ".");
 	tt_out_remove_stale(o->tmp, base);
 	snprintf(o->tmp, cap, "%.*s.%s.%ld.XXXXXX", dirlen, o->path, base, (long)getpid());
+	tt_signals_hold();
 	o->fd = tt_os_create_tmp(o->tmp);
+	int err = errno;
+	if (o->fd >= 0)
+		tt_remove_on_signal(o->tmp);
+	tt_signals_release();
 	if (o->fd < 0) {
-		int err = errno;
 		free(o->tmp);
 		o->tmp = NULL;
 		return tt_error("%s: cannot create a temporary file beside it: %s", o->path,
 				strerror(err));
 	}
-	tt_remove_on_signal(o->tmp);
 	return 0;
 }
 
@@ -379,7 +382,7 @@ static int tt_out_start(struct tt_out *o)
 	if (!o->buf || !o->spare)
 		return tt_error("%s: out of memory for its output buffers (2 of %d MiB)", name,
 				TT_OUT_BUFFER >> 20);
-	int err = pthread_create(&o->writer, NULL, tt_out_writer, o);
+	int err = tt_thread_start(&o->writer, tt_out_writer, o);
 	if (err)
 		return tt_error("%s: cannot start its writer thread: %s", name, strerror(err));
 	o->writer_running = true;

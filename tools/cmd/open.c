@@ -69,13 +69,17 @@ static int tt_open_convert(char *path, const char *debug_dir, unsigned shard, FI
 	const char *tmp = getenv("TMPDIR");
 	snprintf(tt_open_tmp_dir, sizeof(tt_open_tmp_dir), "%s/ticktrace-open.XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tt_open_tmp_dir)) {
-		int err = errno;
+	tt_signals_hold();
+	char *made = mkdtemp(tt_open_tmp_dir);
+	int err = errno;
+	if (made)
+		tt_remove_on_signal(tt_open_tmp_dir);
+	tt_signals_release();
+	if (!made) {
 		tt_open_tmp_dir[0] = 0;
 		return tt_error("cannot make a temporary directory to convert %s into: %s", path,
 				strerror(err));
 	}
-	tt_remove_on_signal(tt_open_tmp_dir);
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	int stem = (int)strcspn(base, "."); /* run.ttr.live: run */
 	stem = stem ? stem : (int)strlen(base);

@@ -61,7 +61,7 @@ struct tt_ahead *tt_ahead_start(void)
 		return NULL;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->cond, NULL);
-	if (pthread_create(&a->thread, NULL, tt_ahead_run, a) != 0) {
+	if (tt_thread_start(&a->thread, tt_ahead_run, a) != 0) {
 		pthread_mutex_destroy(&a->lock);
 		pthread_cond_destroy(&a->cond);
 		free(a);

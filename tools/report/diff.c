@@ -381,7 +381,7 @@ static int tt_diff_read(struct tt_diff *d)
 	nworkers = nworkers < TT_DIFF_WORKERS ? nworkers : TT_DIFF_WORKERS;
 	pthread_t workers[TT_DIFF_WORKERS];
 	size_t started = 0;
-	while (started + 1 < nworkers && pthread_create(&workers[started], NULL, tt_diff_worker, &jobs) == 0)
+	while (started + 1 < nworkers && tt_thread_start(&workers[started], tt_diff_worker, &jobs) == 0)
 		started++;
 	tt_diff_worker(&jobs); /* this thread is one of them */
 	for (size_t i = 0; i < started; i++)

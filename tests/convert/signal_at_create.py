@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""A signal that ends the command the moment a file of its own is made: nothing left
+behind. strace delivers SIGHUP as the system call that made it returns, before the
+command could name it to its signal handler: the output's temporary file (convert),
+a shard's (convert --split), `open`'s directory. Each was left behind before: the
+signal came between the file's making and its naming (seen once in CI, split_shards:
+'.out.0004.json.PID.XXXXXX' left by a SIGHUP). Without strace, exit 77.
+
+  signal_at_create.py SHARDS_PROG   (TT_TEST_TOOL: the command)"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+tool = os.environ['TT_TEST_TOOL']
+prog = sys.argv[1]
+
+
+def fail(msg):
+    print('FAIL: ' + msg)
+    sys.exit(1)
+
+
+def strace(args, syscall, log, inject=None):
+    """The command under strace, following threads, `syscall` traced into `log`
+    (SIGHUP injected at its `inject`th call); its return code."""
+    cmd = ['strace', '-f', '-qq', '-o', log, '-e', 'trace=' + syscall]
+    if inject:
+        cmd += ['-e', 'inject=%s:signal=SIGHUP:when=%d' % (syscall, inject)]
+    return subprocess.run(cmd + [tool] + args, capture_output=True, text=True, timeout=120).returncode
+
+
+def made_at(log, syscall, pattern):
+    """The number of the traced call, among those of `syscall`, that made a path
+    matching `pattern` (0: none)."""
+    calls = [line for line in open(log) if re.search(r'\b%s\(' % syscall, line) or
+             (syscall + ' resumed>') in line]
+    calls = [line for line in calls if ' resumed>' not in line]
+    for k, line in enumerate(calls, 1):
+        if re.search(pattern, line):
+            return k
+    return 0
+
+
+def injected_at(log, syscall):
+    """The traced call the signal came at: the last before the signal's delivery, of
+    the thread it came to (strace marks an injected signal no other way)."""
+    lines = open(log).read().splitlines()
+    for k, line in enumerate(lines):
+        if '--- SIGHUP' in line:
+            tid = line.split()[0]
+            return next((l for l in reversed(lines[:k]) if l.startswith(tid + ' ') and syscall + '(' in l), '')
+    return ''
+
+
+def check(d, what, args, syscall, pattern, first=False):
+    """SIGHUP at the call of `syscall` that makes the file (`first`: its first call, the
+    command not run before to count them; else counted in a run before): the command
+    dies of it, and the directory holds only what it held before. Tried up to 3 times
+    where another thread's call came first."""
+    before = set(os.listdir(d))
+    log = os.path.join(d, '..', 'strace.log')
+    for attempt in range(3):
+        n = 1
+        if not first:
+            strace(args, syscall, log)
+            n = made_at(log, syscall, pattern)
+            for f in set(os.listdir(d)) - before:
+                path = os.path.join(d, f)
+                shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+            if not n:
+                fail('%s: no %s call made %s: %s' % (what, syscall, pattern, open(log).read()[-2000:]))
+        rc = strace(args, syscall, log, inject=n)
+        if not re.search(pattern, injected_at(log, syscall)):
+            continue  # another thread's call came first this time
+        if rc != 128 + signal.SIGHUP and rc != -signal.SIGHUP:
+            fail('%s: SIGHUP as the file was made: status %d, not the signal\'s' % (what, rc))
+        left = sorted(set(os.listdir(d)) - before)
+        if left:
+            fail('%s: SIGHUP as %s was made left %s' % (what, pattern, left))
+        print('%s: SIGHUP as it was made (%s call %d): the command died of it, nothing left' %
+              (what, syscall, n))
+        return
+    fail('%s: the call SIGHUP came at was never the one that made the file: %s' %
+         (what, open(log).read()[-2000:]))
+
+
+def main():
+    if not shutil.which('strace'):
+        print('SKIP: no strace to deliver the signal')
+        sys.exit(77)
+    with tempfile.TemporaryDirectory(prefix='tt-signal-create-') as top:
+        d = os.path.join(top, 'out')
+        os.mkdir(d)
+        ttr = os.path.join(top, 'run.ttr')
+        subprocess.run([prog, '2', '3000'], check=True, timeout=120,
+                       env=dict(os.environ, TICKTRACE_OUT=ttr, TICKTRACE_MODE='stop'))
+        out = os.path.join(d, 'out.json')
+        check(d, 'convert', ['convert', '-q', ttr, '-o', out], 'openat', r'/\.out\.json\.\d+\.')
+        check(d, 'convert --split', ['convert', '-q', ttr, '--split', '2000', '-o', out], 'openat',
+              r'/\.out\.0002\.json\.\d+\.')
+        os.environ['TMPDIR'] = d
+        check(d, 'open', ['open', '--port', '0', ttr], 'mkdir', r'ticktrace-open\.', first=True)
+
+
+main()
