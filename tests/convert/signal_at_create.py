@@ -4,7 +4,8 @@ behind. strace delivers SIGHUP as the system call that made it returns, before t
 command could name it to its signal handler: the output's temporary file (convert),
 a shard's (convert --split), `open`'s directory. Each was left behind before: the
 signal came between the file's making and its naming (seen once in CI, split_shards:
-'.out.0004.json.PID.XXXXXX' left by a SIGHUP). Without strace, exit 77.
+'.out.0004.json.PID.XXXXXX' left by a SIGHUP). Without strace, exit 77 (after the
+check below). And a pipe its reader closes: the command ends of SIGPIPE, silently.
 
   signal_at_create.py SHARDS_PROG   (TT_TEST_TOOL: the command)"""
 import os
@@ -88,22 +89,39 @@ def check(d, what, args, syscall, pattern, first=False):
          (what, open(log).read()[-2000:]))
 
 
+def check_closed_pipe(ttr):
+    """convert -o - into a pipe whose reader leaves after 100 bytes: the command dies
+    of SIGPIPE, silently, as a shell's commands do (its writer thread, which holds off
+    the signals the main thread takes, takes the SIGPIPE its own write raised: held off
+    too, the command said 'write failed: Broken pipe' and exited 1)."""
+    p = subprocess.Popen([tool, 'convert', '-q', ttr, '-o', '-'], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdout.read(100)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    rc = p.wait(timeout=120)
+    if rc != -signal.SIGPIPE or err:
+        fail('convert -o - into a pipe closed after 100 bytes: status %d, said %r, not SIGPIPE\'s '
+             'silent end' % (rc, err))
+    print('convert -o - into a pipe closed after 100 bytes: ended by SIGPIPE, nothing said')
+
+
 def main():
-    if not shutil.which('strace'):
-        print('SKIP: no strace to deliver the signal')
-        sys.exit(77)
     with tempfile.TemporaryDirectory(prefix='tt-signal-create-') as top:
         d = os.path.join(top, 'out')
         os.mkdir(d)
         ttr = os.path.join(top, 'run.ttr')
         subprocess.run([prog, '2', '3000'], check=True, timeout=120,
                        env=dict(os.environ, TICKTRACE_OUT=ttr, TICKTRACE_MODE='stop'))
+        check_closed_pipe(ttr)
+        if not shutil.which('strace'):
+            print('SKIP: no strace to deliver the signals')
+            sys.exit(77)
         out = os.path.join(d, 'out.json')
         check(d, 'convert', ['convert', '-q', ttr, '-o', out], 'openat', r'/\.out\.json\.\d+\.')
         check(d, 'convert --split', ['convert', '-q', ttr, '--split', '2000', '-o', out], 'openat',
               r'/\.out\.0002\.json\.\d+\.')
         os.environ['TMPDIR'] = d
         check(d, 'open', ['open', '--port', '0', ttr], 'mkdir', r'ticktrace-open\.', first=True)
-
 
 main()

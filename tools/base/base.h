@@ -148,7 +148,8 @@ void tt_remove_on_signal(const char *path);
 void tt_signals_hold(void);
 void tt_signals_release(void);
 /* pthread_create, the thread holding those signals off for good: they are the main
- * thread's to take (where a helper took one, the main thread's hold kept nothing). */
+ * thread's to take (where a helper took one, the main thread's hold kept nothing), but
+ * SIGPIPE and SIGXFSZ, which the thread's own writes raise. */
 int tt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 /* *p (an array of *cap items of `size` bytes) grown to hold `need`: false, out of memory. */
 bool tt_grow(void **p, size_t *cap, size_t need, size_t size);

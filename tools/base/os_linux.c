@@ -110,8 +110,13 @@ void tt_signals_release(void)
 
 int tt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 {
-	sigset_t old;
-	tt_doomed_block(&old); /* (inherited by the thread) */
+	/* (inherited by the thread) but those its own writes raise, which only it can take:
+	 * a closed pipe's SIGPIPE ends the command as it should, silently */
+	sigset_t set, old;
+	tt_doomed_set(&set);
+	sigdelset(&set, SIGPIPE);
+	sigdelset(&set, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
 	int err = pthread_create(thread, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
