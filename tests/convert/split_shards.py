@@ -531,9 +531,37 @@ def check_killed(d):
                 fail('the split after a SIGKILL: status %d, left %s: %s' % (r.returncode, left, r.stderr))
         elif status != -sig or left:
             fail('%s during --split: status %d, left %s' % (signal.Signals(sig).name, status, left))
+    check_force_killed(ttr, out)
     os.unlink(ttr)
     print('SIGTERM, SIGINT and SIGHUP during --split leave no shard and no temporary file; the '
           'temporaries a SIGKILL leaves the next split of the output removes')
+
+
+def check_force_killed(ttr, out):
+    """--split --force over an earlier split, SIGTERM before its first shard is in place:
+    the earlier split's shards all there, each the same file (its shard 1 went: the
+    signal's handler had the name from the new shard's opening, outside recheck s29)."""
+    d = os.path.dirname(out)
+    def shards_now():
+        return {n: os.stat(os.path.join(d, n)).st_ino for n in os.listdir(d) if not n.startswith('.')}
+    before = shards_now()
+    p = subprocess.Popen([tool, 'convert', ttr, '--split', '2000000', '--force', '-o', out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while p.poll() is None and time.monotonic() < deadline and \
+            not [n for n in os.listdir(d) if n.startswith('.out.0001.json.')]:
+        time.sleep(0.002)
+    if p.poll() is not None:
+        fail('--split --force ended (status %d) before its shard 1 was seen: no signal sent' % p.returncode)
+    p.send_signal(signal.SIGTERM)
+    status = p.wait(timeout=120)
+    temps = [n for n in os.listdir(d) if n.startswith('.')]
+    if status != -signal.SIGTERM or shards_now() != before or temps:
+        fail('SIGTERM before --split --force put its first shard in place: status %d, the earlier '
+             'split\'s %d shards now %d (%s missing), left %s' % (
+                 status, len(before), len(shards_now()), sorted(set(before) - set(shards_now()))[:3], temps))
+    print('SIGTERM before --split --force put a shard in place: the earlier split\'s %d shards '
+          'as they were' % len(before))
 
 
 def serve(path, *args):

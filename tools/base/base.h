@@ -94,6 +94,10 @@ struct tt_out {
 	const char *path; /* as given; "-" for stdout */
 	char *tmp;        /* the temporary file, until it is renamed or removed */
 	bool force;
+	/* its name removed by a signal that ends the command once it is in place, until
+	 * tt_keep_on_signal (a shard of a split: no part of a set left); not before, when the
+	 * name may still be an earlier file's (--force) */
+	bool doomed_in_place;
 	const char *about_was; /* tt_diag_about's before it, put back as it is released */
 	uint64_t written; /* bytes passed to write(2) */
 	/* Set by a format that packs its bytes (Perfetto's compressed packets): the writer

@@ -527,7 +527,16 @@ static int tt_out_commit(struct tt_out *o)
 		return -1;
 	}
 	if (o->tmp) {
+		if (o->doomed_in_place)
+			tt_signals_hold();
 		int rc = tt_os_commit_tmp(o->fd, o->tmp, o->path, o->force);
+		int err = errno;
+		if (o->doomed_in_place) {
+			if (rc == 0)
+				tt_remove_on_signal(o->path);
+			tt_signals_release();
+		}
+		errno = err;
 		o->fd = -1;
 		if (rc < 0) {
 			tt_error("%s: %s", o->path, strerror(errno));

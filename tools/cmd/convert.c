@@ -695,9 +695,10 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 	if (tt_out_apart(sh->name, opts->inputs, opts->ninputs) < 0 ||
 	    tt_out_open(&sh->out, sh->name, opts->force) < 0)
 		return -1;
-	/* a signal from the moment it may be renamed into place to the split's end: no
-	 * partial set of shards that looks whole */
-	tt_remove_on_signal(sh->name);
+	/* a signal from the moment it is renamed into place to the split's end: no partial
+	 * set of shards that looks whole (from its opening, --force's signal removed an
+	 * earlier split's shard of the number that it had not replaced yet) */
+	sh->out.doomed_in_place = true;
 	sh->written = true;
 	if (sp->format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&sh->out, opts->compress) < 0)
 		return -1;
