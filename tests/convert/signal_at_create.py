@@ -37,9 +37,9 @@ def strace(args, syscall, log, inject=None):
 def made_at(log, syscall, pattern):
     """The number of the traced call, among those of `syscall`, that made a path
     matching `pattern` (0: none)."""
-    calls = [line for line in open(log) if re.search(r'\b%s\(' % syscall, line) or
-             (syscall + ' resumed>') in line]
-    calls = [line for line in calls if ' resumed>' not in line]
+    # (a call another thread interrupted is its first line, which holds the path; its
+    # '<... resumed>' line does not match)
+    calls = [line for line in open(log) if re.search(r'\b%s\(' % syscall, line)]
     for k, line in enumerate(calls, 1):
         if re.search(pattern, line):
             return k

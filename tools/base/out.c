@@ -536,10 +536,9 @@ static int tt_out_commit(struct tt_out *o)
 				tt_remove_on_signal(o->path);
 			tt_signals_release();
 		}
-		errno = err;
 		o->fd = -1;
 		if (rc < 0) {
-			tt_error("%s: %s", o->path, strerror(errno));
+			tt_error("%s: %s", o->path, strerror(err));
 			tt_out_release(o);
 			return -1;
 		}

@@ -136,17 +136,12 @@ int tt_decoder_flush_flows(struct tt_decoder *d)
 int tt_decoder_flow(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
 		   uint32_t dir, uint64_t id, int64_t ts, uint64_t offset)
 {
-	if (d->nflows == d->flows_cap && d->flows_cap < TT_FLOW_BATCH) {
-		/* grown as flows come: a whole batch at once was 7.5 MB for a run with none */
-		size_t cap = d->flows_cap ? 2 * d->flows_cap : 256;
-		struct tt_event *flows = realloc(d->flows, cap * sizeof(*flows));
-		if (!flows)
-			return tt_error("out of memory for %zu flows in a window", cap);
-		d->flows = flows;
-		d->flows_cap = cap;
-	}
 	if (d->nflows == TT_FLOW_BATCH && tt_decoder_flush_flows(d) < 0)
 		return -1;
+	/* grown as flows come, doubled up to the batch: a whole batch at once was 7.5 MB for
+	 * a run with none */
+	if (!tt_grow((void **)&d->flows, &d->flows_cap, d->nflows + 1, sizeof(*d->flows)))
+		return tt_error("out of memory for %zu flows in a window", d->nflows + 1);
 	d->flows[d->nflows++] = (struct tt_event){
 		.thread = t, .ts = ts, .value = id, .depth = st->depth, .flags = dir, .offset = offset,
 	};
