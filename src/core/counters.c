@@ -679,10 +679,10 @@ static int tt__counters_exit_paid(struct tt__slot *slot, int64_t now_ns)
 		return 0;
 	int64_t from_ns = tt_os_thread_cpu_ns();
 	tt__counters_read_here(slot, TT__COUNTERS_EXITING);
-	double cost = (double)(tt_os_thread_cpu_ns() - from_ns);
-	double from_spike = spike <= 0 ? 0 : cost < spike ? cost : spike;
-	tt__counters_repaid_ns += (int64_t)from_spike;
-	tt__counters_slept_repaid_ns += (int64_t)(cost - from_spike);
+	/* (all of it from one share: split, what all spikes may pay was never spent, each
+	 * exit paying the little it grew by since the last) */
+	int64_t cost = tt_os_thread_cpu_ns() - from_ns;
+	*(spike > 0 ? &tt__counters_repaid_ns : &tt__counters_slept_repaid_ns) += cost;
 	return 1;
 }
 
