@@ -26,6 +26,10 @@
 
 #include <ticktrace/format.h>
 
+/* "byte" or "bytes", as a count of them reads in a message: "%zu %s", n, TT_BYTES(n)
+ * ("truncated file header (1 byte, need 144)"). */
+#define TT_BYTES(n) ((n) == 1 ? "byte" : "bytes")
+
 /* ---- the record kinds' roles ---- */
 
 /* A scope's key: the address of its call-site descriptor, or a function's address

@@ -79,7 +79,7 @@ int tt__detour_starts_instruction(const uint8_t *code, uint64_t size, uint64_t a
 int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *why, size_t cap)
 {
 	if (size < TT__DETOUR_PATCH) {
-		snprintf(why, cap, "%" PRIu64 " bytes long, the jump to its trampoline takes %d", size,
+		snprintf(why, cap, "%" PRIu64 " %s long, the jump to its trampoline takes %d", size, TT_BYTES(size),
 			 TT__DETOUR_PATCH);
 		return -1;
 	}
@@ -120,8 +120,8 @@ int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *wh
 		}
 	}
 	if (len > size) {
-		snprintf(why, cap, "its first instructions (%" PRIu64 " bytes) run past its end (%" PRIu64 ")",
-			 len, size);
+		snprintf(why, cap, "its first instructions (%" PRIu64 " %s) run past its end (%" PRIu64 ")",
+			 len, TT_BYTES(len), size);
 		return -1;
 	}
 	return tt__detour_no_jump_into(code, size, addr, NULL, addr, (int)len, why, cap) < 0 ?

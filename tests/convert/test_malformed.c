@@ -87,7 +87,7 @@ static void expect_failure(struct fixture *fx, const void *data, size_t size, co
 	free(r.out);
 	if (r.status != 1 || !strstr(r.err, fx->in) || !strstr(r.err, "offset ") ||
 	    (want && !strstr(r.err, want)))
-		fail_msg("%zu bytes: status %d, expected 1 and \"%s\", stderr:\n%s", size, r.status,
+		fail_msg("a file of %zu: status %d, expected 1 and \"%s\", stderr:\n%s", size, r.status,
 			 want ? want : "offset", r.err);
 	assert_int_equal(tt_dir_entries(fx->dir), 1);
 }
@@ -201,7 +201,13 @@ static void test_truncated_at_every_byte(void **state)
 	/* At a section boundary the message says what is missing. */
 	expect_failure(fx, fx->w.data, fx->w.sections[SEC_END], "no END section");
 	expect_failure(fx, fx->w.data, fx->w.sections[SEC_EVENTS1] + 20, "runs past the end");
-	expect_failure(fx, fx->w.data, 100, "truncated file header");
+	expect_failure(fx, fx->w.data, 100, "truncated file header (100 bytes, need ");
+	/* a count of one byte said as one */
+	expect_failure(fx, fx->w.data, 1, "truncated file header (1 byte, need ");
+	uint8_t *longer = calloc(1, fx->w.size + 1);
+	memcpy(longer, fx->w.data, fx->w.size);
+	expect_failure(fx, longer, fx->w.size + 1, ": 1 byte after the END section");
+	free(longer);
 }
 
 static void test_header(void **state)
@@ -240,7 +246,7 @@ static void test_counts_that_lie(void **state)
 	expect_u64(fx, payload(fx, SEC_THREAD1) + offsetof(struct tt_thread_info, events), 9,
 		   "says 9 events, its EVENTS sections hold 3");
 	expect_u64(fx, payload(fx, SEC_SITES), UINT64_C(1) << 40, "SITES count 1099511627776");
-	expect_u64(fx, payload(fx, SEC_SITES), 1, "bytes left in SITES after its 1 sites");
+	expect_u64(fx, payload(fx, SEC_SITES), 1, "bytes left in SITES after its 1 site");
 	expect_u64(fx, payload(fx, SEC_EVENTS1) + offsetof(struct tt_events_info, first_record), 4,
 		   "starts at record 4");
 	expect_u32(fx, payload(fx, SEC_EVENTS1), 9, "thread index 9, which has no THREAD");

@@ -441,16 +441,16 @@ static void tt_print_log(FILE *out, const struct tt_file *f)
 	if ((f->machine.flags & TT_MACHINE_START_CLOCK) &&
 	    (int64_t)st.st_mtime < f->machine.start.realtime_ns / 1000000000)
 		return;
-	fprintf(out, "  log:      %s: ticktrace's own lines (TICKTRACE_LOG), %jd bytes\n", log,
-		(intmax_t)st.st_size);
+	fprintf(out, "  log:      %s: ticktrace's own lines (TICKTRACE_LOG), %jd %s\n", log,
+		(intmax_t)st.st_size, TT_BYTES(st.st_size));
 }
 
 static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_info_sink *in,
 			  size_t max_sites)
 {
 	const struct tt_file_header *h = &f->header;
-	fprintf(out, "%s: ticktrace raw file, format version %" PRIu32 ", %zu bytes%s\n", f->path,
-		h->version, f->size,
+	fprintf(out, "%s: ticktrace raw file, format version %" PRIu32 ", %zu %s%s\n", f->path,
+		h->version, f->size, TT_BYTES(f->size),
 		h->flags & TT_FILE_SNAPSHOT ? ", a snapshot: a window of the run around a spike or a "
 					      "trigger (TICKTRACE_SNAPSHOTS)" :
 		h->flags & TT_FILE_STREAMED ? ", written as the program ran (mode stream)" :

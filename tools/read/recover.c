@@ -158,7 +158,7 @@ int tt_file_read_live_chunks(struct tt_file *f)
 			continue; /* never used, or recycled */
 		if (h.size < sizeof(h) || h.size > TT_LIVE_CHUNK_SIZE || h.size % sizeof(struct tt_record))
 			return TT_FAIL(f, off + offsetof(struct tt_live_chunk, size),
-				       "live chunk of %" PRIu32 " bytes", h.size);
+				       "live chunk of %" PRIu32 " %s", h.size, TT_BYTES(h.size));
 		const struct tt_record *r = (const struct tt_record *)(f->data + off + sizeof(h));
 		size_t count = (h.size - sizeof(h)) / sizeof(*r);
 		if (running && !(r = tt_live_copy_chunk(f, off, &h, &count)))

@@ -119,8 +119,8 @@ int tt_file_read_header(struct tt_file *f)
 		return TT_FAIL(f, 0, "not a ticktrace raw file (wrong magic)");
 	}
 	if (f->size < sizeof(*h))
-		return TT_FAIL(f, f->size, "truncated file header (%zu bytes, need %zu)", f->size,
-			       sizeof(*h));
+		return TT_FAIL(f, f->size, "truncated file header (%zu %s, need %zu)", f->size,
+			       TT_BYTES(f->size), sizeof(*h));
 	memcpy(h, f->data, sizeof(*h));
 	if (h->version != TT_FILE_VERSION)
 		return TT_FAIL(f, offsetof(struct tt_file_header, version),
@@ -243,8 +243,8 @@ static int tt_read_machine(struct tt_file *f, struct tt_cursor *c, bool seen_pro
 			       start->boottime_ns);
 	if (m->host_name_len > sizeof m->host_name)
 		return TT_FAIL(f, TT_MACHINE_AT(host_name_len),
-			       "MACHINE section's host name of %" PRIu32 " bytes (at most %zu)",
-			       m->host_name_len, sizeof m->host_name);
+			       "MACHINE section's host name of %" PRIu32 " %s (at most %zu)",
+			       m->host_name_len, TT_BYTES(m->host_name_len), sizeof m->host_name);
 	for (uint32_t i = 0; i < sizeof m->host_name; i++)
 		if ((i < m->host_name_len) != (m->host_name[i] != 0))
 			return TT_FAIL(f, TT_MACHINE_AT(host_name) + i,
@@ -254,6 +254,17 @@ static int tt_read_machine(struct tt_file *f, struct tt_cursor *c, bool seen_pro
 				       start->tsc);
 	return rc ? rc : tt_read_clock_reading(f, at, m, &m->written, TT_MACHINE_WRITTEN_CLOCK,
 					       "written", 0);
+}
+
+/* A section of `count` entries (each an `entry`, "site") read: 0 where they were all
+ * of it, else the bytes left are an error. */
+static int tt_read_to_end(struct tt_file *f, const struct tt_cursor *c, const char *section,
+			  uint64_t count, const char *entry)
+{
+	if (c->pos == c->end)
+		return 0;
+	return TT_FAIL(f, c->pos, "%" PRIu64 " %s left in %s after its %" PRIu64 " %s%s", c->end - c->pos,
+		       TT_BYTES(c->end - c->pos), section, count, entry, count == 1 ? "" : "s");
 }
 
 /* SITES and MODULES start with a count of entries; a count the payload cannot hold
@@ -266,7 +277,7 @@ static int tt_read_count(struct tt_file *f, struct tt_cursor *c, size_t entry, u
 		return TT_FAIL(f, at, "%s section too small for its count", what);
 	if (*count > (c->end - c->pos) / entry)
 		return TT_FAIL(f, at, "%s count %" PRIu64 " does not fit the section's %" PRIu64
-			       " bytes", what, *count, c->end - c->pos);
+			       " %s", what, *count, c->end - c->pos, TT_BYTES(c->end - c->pos));
 	return 0;
 }
 
@@ -342,10 +353,7 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 		if (tt_file_add_site(f, &s, cap, at) < 0)
 			return -1;
 	}
-	if (c->pos != c->end)
-		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in SITES after its %" PRIu64
-			       " sites", c->end - c->pos, count);
-	return 0;
+	return tt_read_to_end(f, c, "SITES", count, "site");
 }
 
 /* Each address becomes a site of its own, which its FUNC_ENTER slices take. */
@@ -364,10 +372,7 @@ static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 			return -1;
 		f->nfuncs++;
 	}
-	if (c->pos != c->end)
-		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in FUNCS after its %" PRIu64
-			       " functions", c->end - c->pos, count);
-	return 0;
+	return tt_read_to_end(f, c, "FUNCS", count, "function");
 }
 
 /* The names of sites' arguments (TT_BEGIN_NAMED_ARG), each of a site read before. */
@@ -391,10 +396,7 @@ static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c, uint64_t un
 			site->arg_name = name;
 		site->signed_arg = ai.flags & TT_ARG_SIGNED;
 	}
-	if (c->pos != c->end)
-		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in ARG_NAMES after its %" PRIu64
-			       " names", c->end - c->pos, count);
-	return 0;
+	return tt_read_to_end(f, c, "ARG_NAMES", count, "name");
 }
 
 /* Functions are named by their address until symbols name them. */
@@ -475,10 +477,7 @@ static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap, 
 			return TT_FAIL(f, at, "out of memory for %zu modules", f->nmodules);
 		f->modules[f->nmodules++] = m;
 	}
-	if (c->pos != c->end)
-		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in MODULES after its %" PRIu64
-			       " modules", c->end - c->pos, count);
-	return 0;
+	return tt_read_to_end(f, c, "MODULES", count, "module");
 }
 
 /* A thread's counts, flags and name, from its THREAD or THREAD_TOTALS section. */
@@ -594,8 +593,8 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 	if (!tt_cursor_take(c, &ei, sizeof(ei)))
 		return TT_FAIL(f, at, "EVENTS section too small for its header");
 	if ((c->end - c->pos) % sizeof(struct tt_record) != 0)
-		return TT_FAIL(f, at, "EVENTS payload of %" PRIu64 " bytes is not whole records",
-			       c->end - c->pos);
+		return TT_FAIL(f, at, "EVENTS payload of %" PRIu64 " %s is not whole records",
+			       c->end - c->pos, TT_BYTES(c->end - c->pos));
 	struct tt_thread *t = tt_events_thread(f, &ei, at, "EVENTS");
 	if (!t)
 		return -1;
@@ -616,8 +615,8 @@ static int tt_read_filtered(struct tt_file *f, struct tt_cursor *c, bool dropped
 		return TT_FAIL(f, at, "%s section too small for its header", what);
 	if (c->end - c->pos != (uint64_t)fi.count * sizeof(struct tt_filtered_fn))
 		return TT_FAIL(f, at + offsetof(struct tt_filtered_info, count),
-			       "%s section of %" PRIu64 " bytes does not hold its %" PRIu32
-			       " functions", what, c->end - c->pos, fi.count);
+			       "%s section of %" PRIu64 " %s does not hold its %" PRIu32
+			       " functions", what, c->end - c->pos, TT_BYTES(c->end - c->pos), fi.count);
 	if (!fi.min_dur_ns != dropped)
 		return TT_FAIL(f, at + offsetof(struct tt_filtered_info, min_dur_ns),
 			       dropped ? "DROPPED_CALLS section with a min_dur_ns" :
@@ -661,8 +660,8 @@ static int tt_read_turned_off(struct tt_file *f, struct tt_cursor *c)
 		return TT_FAIL(f, at, "TURNED_OFF section too small for its header");
 	if (c->end - c->pos != (uint64_t)ti.count * sizeof(struct tt_turned_off_fn))
 		return TT_FAIL(f, at + offsetof(struct tt_turned_off_info, count),
-			       "TURNED_OFF section of %" PRIu64 " bytes does not hold its %" PRIu32
-			       " functions", c->end - c->pos, ti.count);
+			       "TURNED_OFF section of %" PRIu64 " %s does not hold its %" PRIu32
+			       " functions", c->end - c->pos, TT_BYTES(c->end - c->pos), ti.count);
 	if (!ti.after_calls)
 		return TT_FAIL(f, at + offsetof(struct tt_turned_off_info, after_calls),
 			       "TURNED_OFF section with no after_calls");
@@ -687,8 +686,8 @@ static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
 	if (!tt_cursor_take(c, &si, sizeof(si)))
 		return TT_FAIL(f, at, "SCHED section too small for its header");
 	if ((c->end - c->pos) % sizeof(struct tt_sched_state) != 0)
-		return TT_FAIL(f, at, "SCHED payload of %" PRIu64 " bytes is not whole states",
-			       c->end - c->pos);
+		return TT_FAIL(f, at, "SCHED payload of %" PRIu64 " %s is not whole states",
+			       c->end - c->pos, TT_BYTES(c->end - c->pos));
 	struct tt_thread *t = tt_thread_named(f, si.thread_index, at, "SCHED");
 	if (!t)
 		return -1;
@@ -798,8 +797,8 @@ static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 		return TT_FAIL(f, at + sizeof si + offsetof(struct tt_schedstat_budget, reserved),
 			       "SCHEDSTAT budget's reserved field is %" PRIu64 ", not 0", budget.reserved);
 	if ((c->end - c->pos) % sizeof(struct tt_schedstat_sample) != 0)
-		return TT_FAIL(f, at, "SCHEDSTAT payload of %" PRIu64 " bytes is not whole readings",
-			       c->end - c->pos);
+		return TT_FAIL(f, at, "SCHEDSTAT payload of %" PRIu64 " %s is not whole readings",
+			       c->end - c->pos, TT_BYTES(c->end - c->pos));
 	struct tt_thread *t = tt_thread_named(f, si.thread_index, at, "SCHEDSTAT");
 	if (!t)
 		return -1;
@@ -920,15 +919,15 @@ static int tt_section_at(const struct tt_file *f, uint64_t off, struct tt_sectio
 			 struct tt_cursor *c)
 {
 	if (f->size - off < sizeof(*sh))
-		return TT_FAIL(f, off, "truncated section header (%" PRIu64 " bytes left, need %zu)",
-			       f->size - off, sizeof(*sh));
+		return TT_FAIL(f, off, "truncated section header (%" PRIu64 " %s left, need %zu)",
+			       f->size - off, TT_BYTES(f->size - off), sizeof(*sh));
 	memcpy(sh, f->data + off, sizeof(*sh));
 	uint64_t payload = off + sizeof(*sh);
 	uint64_t left = f->size - payload;
 	if (sh->size > left)
 		return TT_FAIL(f, off + offsetof(struct tt_section_header, size),
-			       "section of %" PRIu64 " bytes runs past the end of the file (%" PRIu64
-			       " bytes left)", sh->size, left);
+			       "section of %" PRIu64 " %s runs past the end of the file (%" PRIu64
+			       " %s left)", sh->size, TT_BYTES(sh->size), left, TT_BYTES(left));
 	if (TT_SECTION_PADDED(sh->size) > left)
 		return TT_FAIL(f, payload + sh->size, "truncated padding after a section");
 	*c = (struct tt_cursor){.f = f, .pos = payload, .end = payload + sh->size};
@@ -984,8 +983,8 @@ int tt_file_read_sections(struct tt_file *f)
 		     f->header.live_chunks_at > f->size || f->header.live_chunks_at % 16))
 		return TT_FAIL(f, offsetof(struct tt_file_header, live_sections_end),
 			       "live file: sections end at %" PRIu64 " and chunks begin at %" PRIu64
-			       ", not in order within its %zu bytes", f->header.live_sections_end,
-			       f->header.live_chunks_at, f->size);
+			       ", not in order within its %zu %s", f->header.live_sections_end,
+			       f->header.live_chunks_at, f->size, TT_BYTES(f->size));
 	uint64_t threads_at = f->header.live_threads_at;
 	if (live && threads_at &&
 	    (threads_at < f->header.live_sections_end || threads_at % 8 || threads_at > f->header.live_chunks_at ||
@@ -1051,8 +1050,8 @@ int tt_file_read_sections(struct tt_file *f)
 		}
 		if (sh.type == TT_SEC_END) {
 			if (off != f->size)
-				return TT_FAIL(f, off, "%" PRIu64 " bytes after the END section",
-					       f->size - off);
+				return TT_FAIL(f, off, "%" PRIu64 " %s after the END section",
+					       f->size - off, TT_BYTES(f->size - off));
 			tt_file_release(NULL, f, released, off);
 			break;
 		}

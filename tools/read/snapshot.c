@@ -289,8 +289,8 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 			       "that says it is a live file");
 	struct tt_snapshot_info si;
 	if (size < sizeof si)
-		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, too small for its "
-			       "header (%zu)", size, sizeof si);
+		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " %s, too small for its "
+			       "header (%zu)", size, TT_BYTES(size), sizeof si);
 	memcpy(&si, f->data + at, sizeof si);
 	uint64_t want = sizeof si + TT_PAD8(si.name_len) + (uint64_t)si.cuts * sizeof(struct tt_snapshot_cut);
 	/* (the first version's ends at its cuts: no tt_snapshot_split; the second's at it:
@@ -302,9 +302,9 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	uint64_t with_unknown = with_unsplit + sizeof(struct tt_snapshot_unknown);
 	uint64_t with_miss = with_unknown + sizeof(struct tt_snapshot_miss);
 	if (size != want && size != with_split && size != with_causes && size < with_unsplit)
-		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, but its name (%" PRIu32
-			       " bytes, padded to 8), %" PRIu32 " cuts and the rest of its split take %"
-			       PRIu64, size, si.name_len, si.cuts, with_unsplit);
+		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " %s, but its name (%" PRIu32
+			       " %s, padded to 8), %" PRIu32 " cuts and the rest of its split take %"
+			       PRIu64, size, TT_BYTES(size), si.name_len, TT_BYTES(si.name_len), si.cuts, with_unsplit);
 	if (tt_snapshot_check_info(f, &si, at) < 0)
 		return -1;
 	struct tt_snapshot_split split = {
