@@ -106,6 +106,56 @@ def check_closed_pipe(ttr):
     print('convert -o - into a pipe closed after 100 bytes: ended by SIGPIPE, nothing said')
 
 
+def shards_in(d):
+    return sorted(n for n in os.listdir(d) if re.fullmatch(r'out\.\d{4}\.json', n))
+
+
+def check_set_in_place(d, ttr):
+    """--split --force over an earlier split into more shards, SIGHUP as its first shard
+    is renamed into place (shard 1, the shards going in place in order): the signal waits until the set is whole (every shard in place,
+    the earlier split's past them gone), then the command dies of it, nothing else left.
+    (Before, each shard went in place as it finished and was the handler's from then:
+    the handler removed it, leaving the earlier split's others, its first missing.) And
+    a shard that cannot be put in place (a file of its name appeared meanwhile, without
+    --force: strace fails that rename with EEXIST): the command fails naming it, and
+    none of its shards is left."""
+    out = os.path.join(d, 'out.json')
+    for split in ('1000', '2000'):
+        r = subprocess.run([tool, 'convert', '-q', ttr, '--split', split, '-f', '-o', out],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode:
+            fail('convert --split %s: status %d: %s' % (split, r.returncode, r.stderr))
+        want = shards_in(d)
+    subprocess.run([tool, 'convert', '-q', ttr, '--split', '1000', '-f', '-o', out], check=True,
+                   timeout=120)
+    earlier = shards_in(d)
+    log = os.path.join(d, '..', 'strace.log')
+    # (--force's rename replaces: glibc's renameat2 without flags is renameat)
+    rc = strace(['convert', '-q', ttr, '--split', '2000', '-f', '-o', out], 'renameat', log, inject=1)
+    renames = [line for line in open(log) if 'renameat(' in line]
+    if not renames or not re.search(r'out\.\d{4}\.json"', renames[0]) or not injected_at(log, 'renameat'):
+        fail('SIGHUP came at no rename of a shard: %s' % open(log).read()[-2000:])
+    if rc != 128 + signal.SIGHUP and rc != -signal.SIGHUP:
+        fail('SIGHUP as --split --force put its first shard in place: status %d, not the signal\'s' % rc)
+    if shards_in(d) != want or len(os.listdir(d)) != len(want) or not re.search(r'out\.0001\.json"', renames[0]):
+        fail('SIGHUP as --split --force put its first shard in place: left %s, the split\'s %d '
+             'shards are %s (the earlier split had %d)' % (sorted(os.listdir(d)), len(want), want,
+                                                          len(earlier)))
+    print('SIGHUP as --split --force put its first shard in place: held until its %d shards were '
+          'in place and the earlier split\'s other %d gone, then the command died of it' %
+          (len(want), len(earlier) - len(want)))
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    r = subprocess.run(['strace', '-f', '-qq', '-o', log, '-e', 'trace=renameat2', '-e',
+                        'inject=renameat2:error=EEXIST:when=3', tool, 'convert', '-q', ttr, '--split', '1000',
+                        '-o', out], capture_output=True, text=True, timeout=120)
+    if r.returncode != 1 or not re.search(r'out\.0003\.json: File exists: none of the \d+ files of '
+                                          r'its set left in place\n', r.stderr) or os.listdir(d):
+        fail('--split whose shard 3 could not be put in place: status %d, left %s: %s' %
+             (r.returncode, os.listdir(d), r.stderr))
+    print('--split whose shard 3 could not be put in place: failed, naming it, no shard left')
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix='tt-signal-create-') as top:
         d = os.path.join(top, 'out')
@@ -121,6 +171,7 @@ def main():
         check(d, 'convert', ['convert', '-q', ttr, '-o', out], 'openat', r'/\.out\.json\.\d+\.')
         check(d, 'convert --split', ['convert', '-q', ttr, '--split', '2000', '-o', out], 'openat',
               r'/\.out\.0002\.json\.\d+\.')
+        check_set_in_place(d, ttr)
         os.environ['TMPDIR'] = d
         check(d, 'open', ['open', '--port', '0', ttr], 'mkdir', r'ticktrace-open\.', first=True)
 

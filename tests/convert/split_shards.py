@@ -498,8 +498,51 @@ def check_nothing_left(d, ttr):
     print('a damaged run and a shard that cannot be written leave no shard behind')
 
 
+def finished_shards(d, p, before):
+    """How many shards the split running as `p` has finished: a temporary file of its own
+    that it no longer has open (held until the set goes in place), or a shard's name in
+    place that is not the file it was (`before`: name to inode; a split that put each
+    shard in place as it finished). -1 while it has made no temporary file."""
+    names = os.listdir(d)  # (before the descriptors: a file seen is open by then, or done)
+    fds = set()
+    for fd in os.listdir('/proc/%d/fd' % p.pid) if p.poll() is None else ():
+        try:
+            fds.add(os.readlink('/proc/%d/fd/%s' % (p.pid, fd)))
+        except OSError:
+            pass  # (closed meanwhile)
+    n = 0
+    for name in names:
+        path = os.path.join(os.path.realpath(d), name)
+        try:
+            ino = os.stat(path).st_ino
+        except OSError:
+            continue  # (renamed or removed meanwhile)
+        n += path not in fds if name.startswith('.') else before.get(name) != ino
+    return n if [n for n in names if n.startswith('.')] else -1
+
+
+def kill_when_finished(args, d, shards, sig):
+    """Runs the command `args`, a split into `d`; sends `sig` once it has made a shard's
+    temporary file and finished `shards` of its shards. Its exit status."""
+    before = shards_in(d)
+    p = subprocess.Popen([tool] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while p.poll() is None and time.monotonic() < deadline and finished_shards(d, p, before) < shards:
+        time.sleep(0.005)
+    if p.poll() is not None:
+        fail('%s ended (status %d) before %d shards were finished: no signal sent' %
+             (' '.join(args[2:]), p.returncode, shards))
+    p.send_signal(sig)
+    return p.wait(timeout=120)
+
+
+def shards_in(d):
+    """The files in d that are not temporary: name to inode."""
+    return {n: os.stat(os.path.join(d, n)).st_ino for n in os.listdir(d) if not n.startswith('.')}
+
+
 def check_killed(d):
-    """SIGTERM, SIGINT or SIGHUP once shards are written: the command dies of it and
+    """SIGTERM, SIGINT or SIGHUP once shards are finished: the command dies of it and
     leaves no shard (a partial set would look whole) and no temporary file."""
     ttr = record(d, 'killed.ttr', 1, 1000000)
     # (a SIGHUP ignored where the test runs, as under nohup, is ignored by the command too,
@@ -508,17 +551,8 @@ def check_killed(d):
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):
         out = os.path.join(d, 'killed', 'out.json')
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        p = subprocess.Popen([tool, 'convert', ttr, '--split', '20000', '-o', out],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while not os.path.exists(os.path.join(d, 'killed', 'out.0002.json')) and p.poll() is None \
-                and time.monotonic() < deadline:
-            time.sleep(0.005)
-        if p.poll() is not None:
-            fail('--split of 50 shards ended (status %d) before shard 2 was seen: no signal '
-                 'sent' % p.returncode)
-        p.send_signal(sig)
-        status = p.wait(timeout=120)
+        status = kill_when_finished(['convert', ttr, '--split', '20000', '-o', out], os.path.dirname(out),
+                                    2, sig)
         left = os.listdir(os.path.dirname(out))
         if sig == signal.SIGKILL:
             # what no handler removes: the next split of the same output does (the temporaries
@@ -538,30 +572,27 @@ def check_killed(d):
 
 
 def check_force_killed(ttr, out):
-    """--split --force over an earlier split, SIGTERM before its first shard is in place:
-    the earlier split's shards all there, each the same file (its shard 1 went: the
-    signal's handler had the name from the new shard's opening, outside recheck s29)."""
+    """--split --force over an earlier split of 50 shards, SIGTERM before its first shard
+    is finished, and after two are (into as many shards, and into fewer): the earlier
+    split's shards all there, each the same file, and no temporary file. (Before the
+    first: its shard 1 went, the signal's handler had the name from the new shard's
+    opening, outside recheck s29. After two: the new shards went in place one by one as
+    each finished, and the handler removed those, leaving the earlier split's others,
+    its first ones missing, review s29.)"""
     d = os.path.dirname(out)
-    def shards_now():
-        return {n: os.stat(os.path.join(d, n)).st_ino for n in os.listdir(d) if not n.startswith('.')}
-    before = shards_now()
-    p = subprocess.Popen([tool, 'convert', ttr, '--split', '2000000', '--force', '-o', out],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while p.poll() is None and time.monotonic() < deadline and \
-            not [n for n in os.listdir(d) if n.startswith('.out.0001.json.')]:
-        time.sleep(0.002)
-    if p.poll() is not None:
-        fail('--split --force ended (status %d) before its shard 1 was seen: no signal sent' % p.returncode)
-    p.send_signal(signal.SIGTERM)
-    status = p.wait(timeout=120)
-    temps = [n for n in os.listdir(d) if n.startswith('.')]
-    if status != -signal.SIGTERM or shards_now() != before or temps:
-        fail('SIGTERM before --split --force put its first shard in place: status %d, the earlier '
-             'split\'s %d shards now %d (%s missing), left %s' % (
-                 status, len(before), len(shards_now()), sorted(set(before) - set(shards_now()))[:3], temps))
-    print('SIGTERM before --split --force put a shard in place: the earlier split\'s %d shards '
-          'as they were' % len(before))
+    before = shards_in(d)
+    for split, finished in (('2000000', 0), ('20000', 2), ('40000', 2)):
+        status = kill_when_finished(['convert', ttr, '--split', split, '--force', '-o', out], d,
+                                    finished, signal.SIGTERM)
+        temps = [n for n in os.listdir(d) if n.startswith('.')]
+        if status != -signal.SIGTERM or shards_in(d) != before or temps:
+            fail('SIGTERM as --split %s --force had %d shards finished: status %d, the earlier '
+                 'split\'s %d shards now %d (%s missing, %s another file), left %s' % (
+                     split, finished, status, len(before), len(shards_in(d)),
+                     sorted(set(before) - set(shards_in(d)))[:3],
+                     sorted(n for n in shards_in(d) if before.get(n) != shards_in(d)[n])[:3], temps))
+    print('SIGTERM before --split --force finished a shard, and after it finished two (into as '
+          'many shards and into fewer): the earlier split\'s %d shards as they were' % len(before))
 
 
 def serve(path, *args):

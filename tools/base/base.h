@@ -94,10 +94,6 @@ struct tt_out {
 	const char *path; /* as given; "-" for stdout */
 	char *tmp;        /* the temporary file, until it is renamed or removed */
 	bool force;
-	/* its name removed by a signal that ends the command once it is in place, until
-	 * tt_keep_on_signal (a shard of a split: no part of a set left); not before, when the
-	 * name may still be an earlier file's (--force) */
-	bool doomed_in_place;
 	const char *about_was; /* tt_diag_about's before it, put back as it is released */
 	uint64_t written; /* bytes passed to write(2) */
 	/* Set by a format that packs its bytes (Perfetto's compressed packets): the writer
@@ -177,6 +173,23 @@ int tt_stdout_finish(int status);
 /* Ends the output: aborts it when rc < 0, else commits it. rc, or -1 when the commit
  * failed (reported). */
 int tt_out_finish(struct tt_out *o, int rc);
+/* An output written whole but not in place yet, one of a set that goes in place at
+ * once (a split's shards): its temporary file, closed, which a signal that ends the
+ * command still removes (NULL: a device written in place), and its path. */
+struct tt_out_held {
+	char *tmp, *path;
+};
+/* tt_out_finish, but a committed output is left its temporary file, in *held (for
+ * tt_out_place or tt_out_drop). */
+int tt_out_finish_held(struct tt_out *o, int rc, struct tt_out_held *held);
+/* Renames the `n` held outputs into place, replacing a file of their path only with
+ * `replace`: with the signals held (tt_signals_hold) around it and whatever else makes
+ * the set whole, a signal that ends the command finds all of them in place or none.
+ * 0; or -1 after saying which failed, those put in place before it and the temporary
+ * files removed. Frees them either way. */
+int tt_out_place(struct tt_out_held *held, size_t n, bool replace);
+/* Removes the `n` held outputs' temporary files, and frees them: the set given up. */
+void tt_out_drop(struct tt_out_held *held, size_t n);
 /* At most max bytes of s as XML text (& < > " escaped), for the SVG writers. */
 void tt_xml_text(FILE *out, const char *s, size_t max);
 /* Hands the buffer to the writer and continues in the other one; errors are

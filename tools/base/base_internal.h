@@ -17,9 +17,12 @@ bool tt_os_process_gone(long pid);
 /* Whether `path` is written in place (a device or a FIFO, nothing renamed), and then
  * its descriptor in *fd (-1 and errno when it cannot be opened). */
 bool tt_os_open_in_place(const char *path, int *fd);
-/* The temporary file `fd` (written, `tmp`) closed and renamed to `path`, replacing a
- * file there only when `replace`. 0, or -1 and errno. */
-int tt_os_commit_tmp(int fd, const char *tmp, const char *path, bool replace);
+/* The temporary file `fd`, written, closed with the mode an output gets. 0, or -1 and
+ * errno. */
+int tt_os_close_tmp(int fd);
+/* The closed temporary file `tmp` renamed to `path`, replacing a file there only when
+ * `replace`. 0, or -1 and errno. */
+int tt_os_rename_tmp(const char *tmp, const char *path, bool replace);
 /* Whether the output `path` ("-": standard output) is the file `input` already (by
  * device and inode, or volume and file index: through any name or link). */
 bool tt_os_same_file(const char *path, const char *input);

@@ -232,19 +232,21 @@ bool tt_os_process_gone(long pid)
 	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
-int tt_os_commit_tmp(int fd, const char *tmp, const char *path, bool replace)
+int tt_os_close_tmp(int fd)
 {
 	/* mkostemp makes 0600, kept while it is written; the output gets the usual mode. */
 	mode_t mask = umask(0);
 	umask(mask);
 	fchmod(fd, 0666 & ~mask);
-	int rc = close(fd);
-	if (rc == 0) {
-		/* Without --force, a file that appeared meanwhile is not replaced. */
-		rc = renameat2(AT_FDCWD, tmp, AT_FDCWD, path, replace ? 0 : RENAME_NOREPLACE);
-		if (rc < 0 && errno == EINVAL && !replace)
-			rc = rename(tmp, path); /* a file system without NOREPLACE */
-	}
+	return close(fd);
+}
+
+int tt_os_rename_tmp(const char *tmp, const char *path, bool replace)
+{
+	/* Without --force, a file that appeared meanwhile is not replaced. */
+	int rc = renameat2(AT_FDCWD, tmp, AT_FDCWD, path, replace ? 0 : RENAME_NOREPLACE);
+	if (rc < 0 && errno == EINVAL && !replace)
+		rc = rename(tmp, path); /* a file system without NOREPLACE */
 	return rc;
 }
 

@@ -267,10 +267,13 @@ bool tt_os_process_gone(long pid)
 	return gone;
 }
 
-int tt_os_commit_tmp(int fd, const char *tmp, const char *path, bool replace)
+int tt_os_close_tmp(int fd)
 {
-	if (close(fd) < 0)
-		return -1;
+	return close(fd);
+}
+
+int tt_os_rename_tmp(const char *tmp, const char *path, bool replace)
+{
 	wchar_t *from = tt_utf8_wide(tmp), *to = tt_utf8_wide(path);
 	int rc = 0;
 	/* Without --force, a file that appeared meanwhile is not replaced. */

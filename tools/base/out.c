@@ -511,9 +511,10 @@ void tt_xml_text(FILE *out, const char *s, size_t max)
 	}
 }
 
-/* Writes what is buffered and renames the temporary file into place. 0, or -1 after
- * reporting why (the temporary file is then removed). Frees everything either way. */
-static int tt_out_commit(struct tt_out *o)
+/* Writes what is buffered and renames the temporary file into place, or (`held`) leaves
+ * it closed and hands it over. 0, or -1 after reporting why (the temporary file is then
+ * removed). Frees everything either way. */
+static int tt_out_commit(struct tt_out *o, struct tt_out_held *held)
 {
 	tt_out_flush(o);
 	tt_out_wait_idle(o);
@@ -526,26 +527,31 @@ static int tt_out_commit(struct tt_out *o)
 		tt_out_release(o);
 		return -1;
 	}
+	char *path = held ? strdup(o->path) : NULL;
+	if (held && !path) {
+		tt_error("out of memory");
+		tt_out_release(o);
+		return -1;
+	}
 	if (o->tmp) {
-		if (o->doomed_in_place)
-			tt_signals_hold();
-		int rc = tt_os_commit_tmp(o->fd, o->tmp, o->path, o->force);
-		int err = errno;
-		if (o->doomed_in_place) {
-			if (rc == 0)
-				tt_remove_on_signal(o->path);
-			tt_signals_release();
-		}
+		int rc = tt_os_close_tmp(o->fd);
 		o->fd = -1;
+		if (rc == 0 && !held)
+			rc = tt_os_rename_tmp(o->tmp, o->path, o->force);
 		if (rc < 0) {
-			tt_error("%s: %s", o->path, strerror(err));
+			tt_error("%s: %s", o->path, strerror(errno));
+			free(path);
 			tt_out_release(o);
 			return -1;
 		}
-		tt_keep_on_signal(o->tmp);
-		free(o->tmp);
-		o->tmp = NULL;
+		if (!held) {
+			tt_keep_on_signal(o->tmp);
+			free(o->tmp);
+		}
 	}
+	if (held)
+		*held = (struct tt_out_held){.tmp = o->tmp, .path = path};
+	o->tmp = NULL;
 	tt_out_release(o);
 	return 0;
 }
@@ -556,7 +562,61 @@ int tt_out_finish(struct tt_out *o, int rc)
 		tt_out_release(o); /* the temporary file removed */
 		return rc;
 	}
-	return tt_out_commit(o);
+	return tt_out_commit(o, NULL);
+}
+
+int tt_out_finish_held(struct tt_out *o, int rc, struct tt_out_held *held)
+{
+	*held = (struct tt_out_held){0};
+	if (rc < 0) {
+		tt_out_release(o);
+		return rc;
+	}
+	return tt_out_commit(o, held);
+}
+
+/* Frees the held outputs, their temporary files no longer the signal handler's (the
+ * last named first: each found at its list's end). */
+static void tt_out_held_free(struct tt_out_held *held, size_t n)
+{
+	for (size_t i = n; i-- > 0;) {
+		if (held[i].tmp)
+			tt_keep_on_signal(held[i].tmp);
+		free(held[i].tmp);
+		free(held[i].path);
+	}
+}
+
+void tt_out_drop(struct tt_out_held *held, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (held[i].tmp)
+			unlink(held[i].tmp);
+	tt_out_held_free(held, n);
+}
+
+int tt_out_place(struct tt_out_held *held, size_t n, bool replace)
+{
+	size_t placed = 0;
+	for (; placed < n; placed++)
+		if (held[placed].tmp && tt_os_rename_tmp(held[placed].tmp, held[placed].path, replace) < 0)
+			break;
+	if (placed == n) {
+		tt_out_held_free(held, n);
+		return 0;
+	}
+	int err = errno;
+	char replaced[96] = "";
+	if (replace && placed)
+		snprintf(replaced, sizeof replaced, "; the %zu put in place before it replaced files of "
+			 "their names, which are gone", placed);
+	tt_error("%s: %s: none of the %zu files of its set left in place%s", held[placed].path,
+		 strerror(err), n, replaced);
+	for (size_t i = 0; i < placed; i++)
+		if (held[i].tmp)
+			unlink(held[i].path);
+	tt_out_drop(held, n);
+	return -1;
 }
 
 char *tt_buf_room(struct tt_buf *b, size_t n)

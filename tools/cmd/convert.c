@@ -104,10 +104,12 @@ static const char tt_convert_usage[] =
 	"                      is said on stderr. The shards' numbers have one width in a\n"
 	"                      run (4 digits, more where it could make more than 9999\n"
 	"                      shards), so that OUTPUT.[0-9]*.EXT sorted is the run in\n"
-	"                      time. On error no shard is left behind. Files of an earlier\n"
-	"                      split of the name (OUTPUT.NNNN.EXT) are refused; with\n"
-	"                      --force, those this split does not replace are removed\n"
-	"                      (said)\n"
+	"                      time. The shards go in place together at the end: on error,\n"
+	"                      or a signal (SIGINT, SIGTERM, SIGHUP) before it, none is\n"
+	"                      left and an earlier split's are as they were. Files of an\n"
+	"                      earlier split of the name (OUTPUT.NNNN.EXT) are refused;\n"
+	"                      with --force, those this split does not replace are removed\n"
+	"                      with its shards' going in place (said)\n"
 	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
 	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
 	"                      -finstrument-functions are named from the binaries' symbols\n"
@@ -561,10 +563,12 @@ static unsigned tt_earlier_shards(const char *output, unsigned width, unsigned m
  * (`advance`: every event up to a time has come), one thread after the other inside
  * a window, so a window's events are held until its end, when its begins, sorted,
  * say where shards begin; then each event goes to its shard. A shard is finished
- * (its file renamed into place) as soon as the decoding is past its end and every
- * slice begun in it has ended: memory grows with the shards still open (those with
- * a scope open, such as a thread's outermost) and a window's events, never with
- * the run. A failure removes the shards already written. */
+ * (its temporary file written and closed) as soon as the decoding is past its end and
+ * every slice begun in it has ended: memory grows with the shards still open (those
+ * with a scope open, such as a thread's outermost) and a window's events, never with
+ * the run. The finished shards go in place together at the run's end, or none (a
+ * failure, a signal before it): no set of shards is ever part this run's and part an
+ * earlier one's, or missing some. */
 enum tt_held_kind { TT_HOLD_BEGIN, TT_HOLD_END, TT_HOLD_INSTANT, TT_HOLD_COUNTER, TT_HOLD_FLOW,
 		    TT_HOLD_FRAME, TT_HOLD_THREAD_END, TT_HOLD_WARNING };
 
@@ -605,7 +609,7 @@ struct tt_splitter {
 	uint64_t have;          /* slices begun in the newest */
 	bool full;              /* the newest is full: the next begin begins a shard */
 	uint64_t slices;        /* begun in all (trace_processor's: as `room` counts them) */
-	unsigned *done;         /* the shards written, renamed into place */
+	struct tt_out_held *done; /* the shards written, each its temporary file until the end */
 	size_t ndone, done_cap;
 	struct tt_held_event *held; /* the window's events */
 	size_t nheld, held_cap;
@@ -695,10 +699,6 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 	if (tt_out_apart(sh->name, opts->inputs, opts->ninputs) < 0 ||
 	    tt_out_open(&sh->out, sh->name, opts->force) < 0)
 		return -1;
-	/* a signal from the moment it is renamed into place to the split's end: no partial
-	 * set of shards that looks whole (from its opening, --force's signal removed an
-	 * earlier split's shard of the number that it had not replaced yet) */
-	sh->out.doomed_in_place = true;
 	sh->written = true;
 	if (sp->format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&sh->out, opts->compress) < 0)
 		return -1;
@@ -712,7 +712,7 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 	return sh->first->ops->start ? sh->first->ops->start(sh->first, sp->trace) : 0;
 }
 
-/* Writes what the shard still owes and renames it into place. */
+/* Writes what the shard still owes; its file held until the split is whole. */
 static int tt_shard_finish(struct tt_splitter *sp, struct tt_shard *sh, const struct tt_summary *sum)
 {
 	int rc = 0;
@@ -732,15 +732,16 @@ static int tt_shard_finish(struct tt_splitter *sp, struct tt_shard *sh, const st
 	sh->first = NULL;
 	if (sh->written) {
 		sh->written = false;
-		rc = tt_out_finish(&sh->out, rc);
+		struct tt_out_held held;
+		rc = tt_out_finish_held(&sh->out, rc, &held);
 		if (rc == 0 && sp->format == TT_FORMAT_JSON)
 			tt_json_size_check(sp->opts, sh->name, sh->out.written);
-		if (rc == 0 && !tt_grow((void **)&sp->done, &sp->done_cap, sp->ndone + 1, sizeof(*sp->done)))
+		if (rc == 0 && !tt_grow((void **)&sp->done, &sp->done_cap, sp->ndone + 1, sizeof(*sp->done))) {
+			tt_out_drop(&held, 1);
 			rc = tt_error("out of memory");
+		}
 		if (rc == 0)
-			sp->done[sp->ndone++] = sh->number;
-		else
-			tt_keep_on_signal(sh->name);
+			sp->done[sp->ndone++] = held;
 		if (rc == 0 && sh->number == 1)
 			memcpy(sp->first_name, sh->name, sizeof(sh->name));
 		if (rc == 0)
@@ -1057,34 +1058,38 @@ static const struct tt_sink_ops tt_splitter_ops = {
 	.destroy = tt_split_destroy,
 };
 
+/* Shards by name: by number (one width). */
+static int tt_cmp_held_path(const void *a, const void *b)
+{
+	return strcmp(((const struct tt_out_held *)a)->path, ((const struct tt_out_held *)b)->path);
+}
+
 /* After the decoding: the shards' count, what a failure leaves (nothing), what
  * --force removes, and the summary line. */
 static int tt_split_report(struct tt_splitter *sp, struct tt_session *run, int rc)
 {
 	const struct tt_convert_opts *opts = sp->opts;
-	char name[4096];
 	unsigned k = sp->made;
 	if (opts->nshards)
 		*opts->nshards = k;
 	if (rc == 0 && opts->shard > k)
-		return tt_error("%s: %u shards of at most %" PRIu64 " slices: there is no shard %u",
-				opts->inputs[0], k, opts->split, opts->shard);
+		rc = tt_error("%s: %u shards of at most %" PRIu64 " slices: there is no shard %u",
+			      opts->inputs[0], k, opts->split, opts->shard);
 	if (rc < 0) {
-		for (size_t i = 0; i < sp->ndone && !opts->shard; i++)
-			if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i], sp->width))
-				unlink(name);
-		if (opts->shard && sp->ndone)
-			unlink(opts->output);
+		tt_out_drop(sp->done, sp->ndone);
 		return -1;
 	}
-	for (size_t i = 0; i < sp->ndone; i++)
-		if (opts->shard)
-			tt_keep_on_signal(opts->output);
-		else if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i], sp->width))
-			tt_keep_on_signal(name);
+	/* all of the shards in place at once, and an earlier split's past them gone (--force),
+	 * or none: a signal before finds the earlier split as it was */
 	unsigned stale = 0;
-	if (!opts->shard && opts->force)
+	qsort(sp->done, sp->ndone, sizeof(*sp->done), tt_cmp_held_path); /* (in their order) */
+	tt_signals_hold();
+	rc = tt_out_place(sp->done, sp->ndone, opts->force);
+	if (rc == 0 && !opts->shard && opts->force)
 		stale = tt_earlier_shards(opts->output, sp->width, k, true, NULL, 0);
+	tt_signals_release();
+	if (rc < 0)
+		return -1;
 	if (!opts->shard && !opts->quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: %s%s -> %s ... %s: %u shards of at most %" PRIu64
 			" slices (%" PRIu64 " slices, %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
