@@ -126,8 +126,15 @@ void tt_os_pages_free(char *p, size_t size);
 
 /* Standard input, output and error, where one was closed (`ticktrace convert ... >&-
  * 2>&-`), open on /dev/null: else the first file the command opens takes its number,
- * and what is said on stderr or printed goes into that file (a trace being written). */
+ * and what is said on stderr or printed goes into that file (a trace being written).
+ * A closed stdout stays one to write to (/dev/null read-only, not inherited: a write
+ * fails, as a program `record` runs has it closed) and is said so: tt_stdout_closed. */
 void tt_standard_fds(void);
+/* Whether the command was started with stdout closed (tt_standard_fds). */
+extern bool tt_stdout_closed;
+/* A command whose output goes to stdout: 0, or where stdout was closed -1 after saying
+ * so (`instead`: what the user can do, or NULL), before any work. */
+int tt_stdout_needed(const char *instead);
 /* The command's arguments in UTF-8: Windows' as its command line has them (UTF-16),
  * not in the ANSI code page; Linux's as they are. */
 void tt_os_utf8_args(int *argc, char ***argv);
@@ -158,6 +165,9 @@ void tt_keep_on_signal(const char *path);
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);
+/* What tt_out_open refuses before any work: stdout ("-") where it was closed. 0, or -1
+ * after saying so. */
+int tt_out_possible(const char *path);
 /* Refuses an output `path` ("-": stdout) that is one of the `n` inputs, by any name
  * (a link, another path, stdout redirected onto it): writing it would replace what is
  * being read. 0, or -1 after saying which input. */

@@ -202,9 +202,11 @@ void tt_standard_fds(void)
 	for (int fd = 0; fd <= 2; fd++)
 		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
 			/* (the lowest free number: this one) */
-			int null = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+			int null = open("/dev/null", fd == STDOUT_FILENO ? O_RDONLY | O_CLOEXEC :
+						     fd ? O_WRONLY : O_RDONLY);
 			if (null >= 0 && null != fd)
 				close(null);
+			tt_stdout_closed |= fd == STDOUT_FILENO;
 		}
 }
 

@@ -188,6 +188,8 @@ void tt_standard_fds(void)
 	_fmode = _O_BINARY;
 	for (int fd = 0; fd <= 2; fd++)
 		_setmode(fd, _O_BINARY);
+	/* (-2: a process started without one, as a GUI program is) */
+	tt_stdout_closed = _get_osfhandle(1) < 0;
 	/* Ctrl+C ends every command as on Linux (exit 130), its temporary files removed. */
 	SetConsoleCtrlHandler(tt_doomed_on_ctrl, TRUE);
 	/* What it prints is UTF-8 (names, paths): a console shows it so. */

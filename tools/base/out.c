@@ -435,10 +435,27 @@ int tt_open_regular(const char *path, const char **why)
 	return -1;
 }
 
+bool tt_stdout_closed;
+
+int tt_stdout_needed(const char *instead)
+{
+	if (!tt_stdout_closed)
+		return 0;
+	return tt_error("stdout is closed (>&-): nowhere to write the output%s%s%s", instead ? " (" : "",
+			instead ? instead : "", instead ? ")" : "");
+}
+
+int tt_out_possible(const char *path)
+{
+	return strcmp(path, "-") ? 0 : tt_stdout_needed("-o FILE writes it to a file");
+}
+
 int tt_out_open(struct tt_out *o, const char *path, bool force)
 {
 	*o = (struct tt_out){.fd = -1, .path = path, .force = force, .piece_limit = TT_OUT_PIECE,
 			     .about_was = tt_diag_about(NULL)};
+	if (tt_out_possible(path) < 0)
+		return -1;
 	tt_diag_about(strcmp(path, "-") ? path : o->about_was); /* (stdout: what it is of) */
 	int rc = tt_out_start(o);
 	struct stat st;
@@ -493,8 +510,10 @@ int tt_stdout_finish(int status)
 	if (!flush_failed && !ferror(stdout))
 		return status;
 	tt_os_end_on_closed_pipe(flush_failed ? err : 0);
-	/* (an earlier write's error: its errno is gone) */
-	tt_error("stdout: write failed%s%s", flush_failed ? ": " : "", flush_failed ? strerror(err) : "");
+	if (tt_stdout_closed)
+		tt_error("stdout is closed (>&-): what the command printed went nowhere");
+	else /* (an earlier write's error: its errno is gone) */
+		tt_error("stdout: write failed%s%s", flush_failed ? ": " : "", flush_failed ? strerror(err) : "");
 	return status ? status : 1;
 }
 

@@ -11,6 +11,8 @@
 
 int tt_diff_run(const struct tt_diff_opts *o, const char *output, bool force, bool quiet)
 {
+	if (tt_out_possible(output) < 0)
+		return -1;
 	struct tt_diff d;
 	int rc = tt_diff_compare(&d, o);
 	struct tt_out out;

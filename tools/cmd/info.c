@@ -610,5 +610,7 @@ int tt_cmd_info(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return tt_usage_error(tt_info_usage, "info: no input file");
+	if (tt_stdout_needed(NULL) < 0)
+		return 1;
 	return tt_info(argv + optind, (size_t)(argc - optind), sites, debug_dir, stdout) == 0 ? 0 : 1;
 }

@@ -137,5 +137,7 @@ int tt_cmd_lines(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return tt_usage_error(tt_lines_usage, "lines: one profile file");
+	if (tt_stdout_needed(NULL) < 0)
+		return 1;
 	return tt_lines(argv[optind], debug_dir, stdout) == 0 ? 0 : 1;
 }

@@ -202,5 +202,7 @@ int tt_cmd_open(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return tt_usage_error(tt_open_usage, "open: one trace file");
+	if (tt_stdout_needed(NULL) < 0) /* (the URL that loads it) */
+		return 1;
 	return tt_open_trace(argv[optind], port, debug_dir, (unsigned)shard, stdout) == 0 ? 0 : 1;
 }

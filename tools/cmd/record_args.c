@@ -131,6 +131,10 @@ int tt_cmd_record(int argc, char **argv)
 		rc = tt_usage_error(tt_rec_usage, "record: --list lists what -f patches: give one");
 		goto out;
 	}
+	if (o.list && tt_stdout_needed(NULL) < 0) { /* (the list, which the program prints) */
+		rc = 1;
+		goto out;
+	}
 	o.argv = argv + optind;
 	rc = tt_rec_run(&o);
 out:

@@ -65,7 +65,7 @@ int tt_decode_reported(const struct tt_trace *t, struct tt_sink *const *sinks, s
 int tt_session_open(struct tt_session *r, const struct tt_session_opts *o)
 {
 	*r = (struct tt_session){.opts = o};
-	if (tt_trace_open(&r->trace, o->inputs, o->ninputs) < 0)
+	if ((o->output && tt_out_possible(o->output) < 0) || tt_trace_open(&r->trace, o->inputs, o->ninputs) < 0)
 		return -1;
 	for (size_t i = 0; i < o->noffsets; i++)
 		if (tt_trace_offset(&r->trace, o->offset_hosts[i], o->offset_ns[i]) < 0)
