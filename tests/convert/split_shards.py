@@ -556,13 +556,17 @@ def check_killed(d):
         left = os.listdir(os.path.dirname(out))
         if sig == signal.SIGKILL:
             # what no handler removes: the next split of the same output does (the temporaries
-            # of a process no longer there), and replaces the shards
-            if status != -sig or not [n for n in left if n.startswith('.')]:
-                fail('SIGKILL during --split: status %d, left %s (no temporary file)' % (status, left))
-            r = run(['convert', ttr, '--split', '20000', '--force', '-o', out])
-            left = [n for n in os.listdir(os.path.dirname(out)) if n.startswith('.')]
-            if r.returncode != 0 or left:
-                fail('the split after a SIGKILL: status %d, left %s: %s' % (r.returncode, left, r.stderr))
+            # of a process no longer there), even into fewer shards (one: before, the
+            # temporaries of the killed split's shards 2 and on stayed)
+            if status != -sig or len([n for n in left if n.startswith('.')]) < 3:
+                fail('SIGKILL during --split: status %d, left %s (not the temporary files of 3 '
+                     'shards)' % (status, left))
+            for split in ('2000000', '20000'):
+                r = run(['convert', ttr, '--split', split, '--force', '-o', out])
+                left = [n for n in os.listdir(os.path.dirname(out)) if n.startswith('.')]
+                if r.returncode != 0 or left:
+                    fail('the split (--split %s) after a SIGKILL: status %d, left %s: %s' %
+                         (split, r.returncode, left, r.stderr))
         elif status != -sig or left:
             fail('%s during --split: status %d, left %s' % (signal.Signals(sig).name, status, left))
     check_force_killed(ttr, out)

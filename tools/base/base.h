@@ -162,6 +162,11 @@ int tt_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 bool tt_grow(void **p, size_t *cap, size_t need, size_t size);
 void tt_keep_on_signal(const char *path);
 
+/* Removes the temporary files (".NAME.PID.XXXXXX", tt_out_open's) in `dir` of the
+ * outputs whose NAME `of` accepts that commands killed outright (SIGKILL, a crash) left:
+ * those whose PID is no process's (a live command's are left alone). tt_out_open does
+ * so for its output's name. */
+void tt_out_remove_stale(const char *dir, bool (*of)(const char *name, void *ctx), void *ctx);
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);

@@ -315,30 +315,38 @@ bool tt_grow(void **p, size_t *cap, size_t need, size_t size)
 	return true;
 }
 
-/* A temporary file of a command killed (SIGKILL, a crash) while it wrote `base` in
- * `dir`: ".BASE.PID.XXXXXX" whose PID is no process's. Removed by the next command
- * that writes the same output (a live PID's, another command's, is left alone). */
-static void tt_out_remove_stale(const char *dir, const char *base)
+void tt_out_remove_stale(const char *dir, bool (*of)(const char *name, void *ctx), void *ctx)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
-	size_t len = strlen(base);
 	for (struct dirent *e; (e = readdir(d));) {
-		const char *n = e->d_name;
-		if (n[0] != '.' || strncmp(n + 1, base, len) || n[len + 1] != '.')
+		/* ".NAME.PID.XXXXXX", read from its end (NAME has dots of its own) */
+		const char *n = e->d_name, *x = strrchr(n, '.'), *p = x;
+		if (n[0] != '.' || !x || strlen(x) != 7)
 			continue;
-		char *end;
-		long pid = strtol(n + len + 2, &end, 10);
-		if (pid > 0 && end > n + len + 2 && *end == '.' && strlen(end) == 7 && tt_os_process_gone(pid)) {
-			char *path;
-			if (tt_asprintf(&path, "%s/%s", dir, n) >= 0) {
-				unlink(path);
-				free(path);
-			}
+		while (p > n && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		char name[256];
+		size_t len = p > n + 1 ? (size_t)(p - n - 2) : 0;
+		if (p == x || p[-1] != '.' || len == 0 || len >= sizeof name)
+			continue;
+		memcpy(name, n + 1, len);
+		name[len] = 0;
+		long pid = strtol(p, NULL, 10);
+		char *path;
+		if (pid > 0 && of(name, ctx) && tt_os_process_gone(pid) &&
+		    tt_asprintf(&path, "%s/%s", dir, n) >= 0) {
+			unlink(path);
+			free(path);
 		}
 	}
 	closedir(d);
+}
+
+static bool tt_out_named(const char *name, void *base)
+{
+	return strcmp(name, base) == 0;
 }
 
 /* A temporary file in the destination's directory, so the rename stays on one file
@@ -352,7 +360,7 @@ static int tt_out_make_tmp(struct tt_out *o)
 	if (!o->tmp)
 		return tt_error("out of memory");
 	snprintf(o->tmp, cap, "%.*s", dirlen ? dirlen : 1, dirlen ? o->path : ".");
-	tt_out_remove_stale(o->tmp, base);
+	tt_out_remove_stale(o->tmp, tt_out_named, (void *)base);
 	snprintf(o->tmp, cap, "%.*s.%s.%ld.XXXXXX", dirlen, o->path, base, (long)getpid());
 	tt_signals_hold();
 	o->fd = tt_os_create_tmp(o->tmp);

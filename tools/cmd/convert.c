@@ -515,33 +515,55 @@ static unsigned tt_shard_width(const struct tt_trace *t, uint64_t split)
 	return width;
 }
 
-/* The files of an earlier split of `output` in its directory, OUTPUT.NNNN.EXT (four
- * digits or more) but for this one's (`width` digits, 1 to `made`): removed with
- * `remove` (--force, once this split is whole), else the first named into `first`,
- * so that a glob of the shards is this run's alone. How many. */
+/* `output`'s directory, with its '/' ("./" for none; allocated, NULL out of memory). */
+static char *tt_output_dir(const char *output)
+{
+	const char *slash = strrchr(output, '/');
+	return slash ? strndup(output, (size_t)(slash + 1 - output)) : strdup("./");
+}
+
+/* Whether `name`, a file's in its directory, is a shard of `output`, OUTPUT.NNNN.EXT
+ * (four digits or more): its number in *k and its digits in *width. */
+static bool tt_shard_of(const char *name, const char *output, unsigned long *k, size_t *width)
+{
+	const char *base = strrchr(output, '/') ? strrchr(output, '/') + 1 : output;
+	size_t stem = (size_t)tt_shard_stem(output) - (size_t)(base - output);
+	if (strncmp(name, base, stem) || name[stem] != '.')
+		return false;
+	const char *digits = name + stem + 1;
+	*width = strspn(digits, "0123456789");
+	*k = strtoul(digits, NULL, 10);
+	return *width >= 4 && strcmp(digits + *width, output + tt_shard_stem(output)) == 0;
+}
+
+static bool tt_any_shard_of(const char *name, void *output)
+{
+	unsigned long k;
+	size_t width;
+	return tt_shard_of(name, output, &k, &width);
+}
+
+/* The files of an earlier split of `output` in its directory (tt_shard_of) but for
+ * this one's (`width` digits, 1 to `made`): removed with `remove` (--force, once this
+ * split is whole), else the first named into `first`, so that a glob of the shards is
+ * this run's alone. How many. */
 static unsigned tt_earlier_shards(const char *output, unsigned width, unsigned made, bool remove,
 				  char *first, size_t cap)
 {
-	const char *base = strrchr(output, '/') ? strrchr(output, '/') + 1 : output;
-	char *dir = base > output ? strndup(output, (size_t)(base - output)) : strdup(".");
+	char *dir = tt_output_dir(output);
 	DIR *d = dir ? opendir(dir) : NULL;
-	size_t stem = (size_t)tt_shard_stem(output) - (size_t)(base - output);
-	const char *ext = output + tt_shard_stem(output);
 	unsigned found = 0;
 	for (struct dirent *e; d && (e = readdir(d));) {
-		const char *n = e->d_name, *digits = n + stem + 1;
-		size_t len = strspn(digits, "0123456789");
-		if (strncmp(n, base, stem) || n[stem] != '.' || len < 4 || strcmp(digits + len, ext))
-			continue;
-		unsigned long k = strtoul(digits, NULL, 10);
-		if (len == width && k >= 1 && k <= made)
+		unsigned long k;
+		size_t len;
+		if (!tt_shard_of(e->d_name, output, &k, &len) || (len == width && k >= 1 && k <= made))
 			continue;
 		char path[4096];
-		snprintf(path, sizeof(path), "%s/%s", dir, n);
+		snprintf(path, sizeof(path), "%s%s", dir, e->d_name);
 		if (remove)
 			found += unlink(path) == 0;
 		else if (found++ == 0)
-			snprintf(first, cap, "%s", base > output ? path : n);
+			snprintf(first, cap, "%s", strchr(output, '/') ? path : e->d_name);
 	}
 	if (d)
 		closedir(d);
@@ -1003,6 +1025,12 @@ static int tt_split_start(struct tt_sink *s, const struct tt_trace *t)
 	if (tt_states_gone(t, sp->gone) < 0)
 		return -1;
 	sp->width = tt_shard_width(t, sp->opts->split);
+	/* the shards' temporary files a split killed outright left, of any number (this
+	 * split's own numbers would remove only theirs) */
+	char *dir = sp->opts->shard ? NULL : tt_output_dir(sp->opts->output);
+	if (dir)
+		tt_out_remove_stale(dir, tt_any_shard_of, (void *)sp->opts->output);
+	free(dir);
 	char earlier[4096];
 	if (!sp->opts->shard && !sp->opts->force &&
 	    tt_earlier_shards(sp->opts->output, sp->width, 0, false, earlier, sizeof(earlier)))
