@@ -567,6 +567,8 @@ def check_killed(d):
                 if r.returncode != 0 or left:
                     fail('the split (--split %s) after a SIGKILL: status %d, left %s: %s' %
                          (split, r.returncode, left, r.stderr))
+                if split == '2000000' and ': 1 shard of at most' not in r.stderr:
+                    fail('a split into one shard, not said as one: ' + r.stderr)
         elif status != -sig or left:
             fail('%s during --split: status %d, left %s' % (signal.Signals(sig).name, status, left))
     check_force_killed(ttr, out)

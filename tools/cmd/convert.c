@@ -1119,15 +1119,15 @@ static int tt_split_report(struct tt_splitter *sp, struct tt_session *run, int r
 	if (rc < 0)
 		return -1;
 	if (!opts->shard && !opts->quiet && !tt_diag_quiet)
-		fprintf(stderr, "ticktrace: %s%s -> %s ... %s: %u shards of at most %" PRIu64
+		fprintf(stderr, "ticktrace: %s%s -> %s ... %s: %u shard%s of at most %" PRIu64
 			" slices (%" PRIu64 " slices, %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
 			" dropped, %" PRIu64 " warnings)\n",
 			opts->inputs[0], opts->ninputs > 1 ? " ..." : "", sp->first_name, sp->last_name, k,
-			opts->split, sp->slices, run->sum.events, run->sum.threads, run->sum.dropped,
+			k == 1 ? "" : "s", opts->split, sp->slices, run->sum.events, run->sum.threads, run->sum.dropped,
 			run->sum.warnings);
 	if (stale && !opts->quiet && !tt_diag_quiet)
-		fprintf(stderr, "ticktrace: removed %u shards of an earlier split of %s, not this one's\n",
-			stale, opts->output);
+		fprintf(stderr, "ticktrace: removed %u shard%s of an earlier split of %s, not this one's\n",
+			stale, stale == 1 ? "" : "s", opts->output);
 	return 0;
 }
 
