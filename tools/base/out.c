@@ -548,9 +548,10 @@ static int tt_out_commit(struct tt_out *o, struct tt_out_held *held)
 	if (o->pack && !o->error)
 		tt_write_packed(o, NULL, 0, NULL, 0);
 	if (o->error) {
-		if (strcmp(o->path, "-") == 0)
+		bool is_stdout = strcmp(o->path, "-") == 0;
+		if (is_stdout)
 			tt_os_end_on_closed_pipe(o->error);
-		tt_error("%s: write failed: %s", o->path, strerror(o->error));
+		tt_error("%s: write failed: %s", is_stdout ? "stdout" : o->path, strerror(o->error));
 		tt_out_release(o);
 		return -1;
 	}
