@@ -114,7 +114,7 @@ static struct tt__snapshots {
 	/* The tag in this process's files' names (tt__snapshot_id), chosen as its first is
 	 * written (`tagged`). */
 	unsigned tag;
-	bool tagged;
+	bool tagged, retagged; /* (retagged: it changed after the first file) */
 	/* the spikes (tt-spikes'): found, those whose snapshot a worse one replaced (before
 	 * it was written, or its file removed), and those not worse than the least kept */
 	uint64_t spikes, replaced, replaced_waiting, skipped;
@@ -576,6 +576,12 @@ static void tt__snapshot_id(char *id, size_t size, unsigned tag)
 		snprintf(id + n, size - (size_t)n, ".%u", tag);
 }
 
+/* A snapshot's file `name`: where its ID begins (tt__snapshot_path); NULL: not one. */
+static const char *tt__snapshot_whose(const char *name)
+{
+	return strncmp(name, "spike-", 6) == 0 ? name + 6 : strncmp(name, "trigger-", 8) == 0 ? name + 8 : NULL;
+}
+
 /* The first tag above every one a snapshot of this pid and image in DIR has (0: none
  * there; a device or a FIFO of the user's at a name is not one: written in place, as
  * the program that made it asks); 0 where DIR cannot be read (then the write's link
@@ -588,9 +594,7 @@ static unsigned tt__snapshot_free_tag(const struct tt__snapshots *sn)
 	unsigned next = 0;
 	DIR *d = opendir(sn->dir);
 	for (struct dirent *e; d && (e = readdir(d));) {
-		const char *p = strncmp(e->d_name, "spike-", 6) == 0     ? e->d_name + 6
-				: strncmp(e->d_name, "trigger-", 8) == 0 ? e->d_name + 8
-									 : NULL;
+		const char *p = tt__snapshot_whose(e->d_name);
 		if (!p || strncmp(p, id, len) != 0)
 			continue;
 		char *end = (char *)p + len;
@@ -612,6 +616,7 @@ static unsigned tt__snapshot_free_tag(const struct tt__snapshots *sn)
 static void tt__snapshot_tag(struct tt__snapshots *sn, unsigned tag, bool since)
 {
 	bool changed = !sn->tagged || tag != sn->tag;
+	sn->retagged |= sn->tagged && tag != sn->tag;
 	sn->tag = tag;
 	sn->tagged = true;
 	if (!tag || !changed)
@@ -862,6 +867,29 @@ void tt__snapshots_copy_ended(void)
 	tt__snapshots_write_ended(&tt__snap, false);
 }
 
+/* Of the `files` snapshots this run wrote and kept, those still in DIR at its end (a
+ * user may remove or move them meanwhile: the exit said 5 of an empty folder, outside
+ * test ot30 F6); `files` where it cannot tell (DIR unreadable, its names' tag changed
+ * during the run). */
+static uint64_t tt__snapshots_there(const struct tt__snapshots *sn, uint64_t files)
+{
+	if (!files || sn->retagged)
+		return files;
+	char id[48];
+	tt__snapshot_id(id, sizeof id, sn->tag);
+	size_t len = strlen(id);
+	DIR *d = opendir(sn->dir);
+	if (!d)
+		return errno == ENOENT ? 0 : files;
+	uint64_t there = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		const char *p = tt__snapshot_whose(e->d_name);
+		there += p && strncmp(p, id, len) == 0 && p[len] == '-';
+	}
+	closedir(d);
+	return there < files ? there : files;
+}
+
 bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 {
 	struct tt__snapshots *sn = &tt__snap;
@@ -878,7 +906,12 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 	if (!last)
 		return sn->nwaiting > 0;
 	uint64_t files = sn->written - sn->removed;
-	if (files)
+	uint64_t there = tt__snapshots_there(sn, files);
+	if (there < files)
+		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s in %s: of the %" PRIu64 " written there and "
+			"kept, %" PRIu64 " %s gone (removed or moved by another since)\n", there,
+			there == 1 ? "" : "s", sn->dir, files, files - there, files - there == 1 ? "is" : "are");
+	else if (files)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s in %s\n", files, files == 1 ? "" : "s",
 			sn->dir);
 	size_t kept = 0, gone = 0;

@@ -3,7 +3,7 @@
  * the longer), each after 1000 short scopes "filler" (a ring of 131072 events wraps
  * thrice). `grow` plants
  * them in the order of their size; `shuffle` in an order shuffled the same way every
- * run. `limit K` (after either) sets RLIMIT_FSIZE to 16 KiB before the K-th spike, once
+ * run. `fillers N` (after either): N short scopes before each, not 1000. `limit K` (after either) sets RLIMIT_FSIZE to 16 KiB before the K-th spike, once
  * the snapshots of those before it had time to be written: every snapshot after it
  * fails to be written (EFBIG), while the folder and its files are as they were (the
  * live log had better be a FIFO). */
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < PLANTED; i++)
 		order[i] = i;
 	if (argc < 2 || (strcmp(argv[1], "grow") != 0 && strcmp(argv[1], "shuffle") != 0)) {
-		fprintf(stderr, "usage: snapshot_worst_prog grow|shuffle [limit K]\n");
+		fprintf(stderr, "usage: snapshot_worst_prog grow|shuffle [limit K | fillers N]\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "shuffle") == 0) {
@@ -55,10 +55,13 @@ int main(int argc, char **argv)
 			order[j] = t;
 		}
 	}
+	int fillers = 1000;
 	if (argc == 4 && strcmp(argv[2], "limit") == 0)
 		limit_at = atoi(argv[3]);
+	else if (argc == 4 && strcmp(argv[2], "fillers") == 0)
+		fillers = atoi(argv[3]);
 	for (int i = 0; i < PLANTED; i++) {
-		for (int k = 0; k < 1000; k++) {
+		for (int k = 0; k < fillers; k++) {
 			TT_SCOPE("filler");
 		}
 		if (i == limit_at)
