@@ -194,14 +194,6 @@ static double tt__counters_slept_room(int64_t now_ns)
 	return (earned < most ? earned : most) - (double)tt__counters_slept_repaid_ns;
 }
 
-/* What spikes may still pay back: up to TT__COUNTERS_SPIKE_WALL_PCT of one CPU's time
- * since tt-sched first looked. */
-static double tt__counters_spike_room(int64_t now_ns)
-{
-	return (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_SPIKE_WALL_PCT / 100 -
-	       (double)tt__counters_repaid_ns;
-}
-
 /* A watch whose scope was seen open TT__COUNTERS_SPIKE_NS or more, a spike (a scope its
  * records opened, not a last record standing in: an idle thread's would pass): its
  * readings so far (its first TT__COUNTERS_SPIKE_READINGS) paid back (core.h), as soon
@@ -224,7 +216,9 @@ static void tt__counters_repay(struct tt__counters *c, int64_t now_ns)
 	int slept = c->on_room || tt__counters_slept(c);
 	int64_t *repaid = slept ? &tt__counters_slept_repaid_ns : &tt__counters_repaid_ns;
 	double back = (double)tt__counters_cost_ns / (double)kept * (double)(readings - c->repaid);
-	double most = slept ? tt__counters_slept_room(now_ns) : tt__counters_spike_room(now_ns);
+	double most = slept ? tt__counters_slept_room(now_ns)
+			    : (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_SPIKE_WALL_PCT / 100 -
+				      (double)tt__counters_repaid_ns;
 	back = back < most ? back : most;
 	c->repaid = (uint32_t)readings;
 	if (back > 0) {
@@ -672,26 +666,6 @@ static int tt__records_gap(const struct tt_record *begin, const struct tt_record
 	return more;
 }
 
-/* Lock held, past tt-sched's budget: a spike's end read as its thread exits, where
- * what spikes pay back has room for it, its CPU time paid from that (what spikes slept
- * through earned where what all spikes may pay is spent). Whether it was read. These
- * readings were paid by nothing: the benchmark's 64 threads had 50 to 63 of them, each
- * the end of a 2 ms nap and its wait for a CPU, some 10 us each, a third of a percent
- * of the program's CPU time past tt-sched's. */
-static int tt__counters_exit_paid(struct tt__slot *slot, int64_t now_ns)
-{
-	double spike = tt__counters_spike_room(now_ns), slept = tt__counters_slept_room(now_ns);
-	if (spike <= 0 && slept <= 0)
-		return 0;
-	int64_t from_ns = tt_os_thread_cpu_ns();
-	tt__counters_read_here(slot, TT__COUNTERS_EXITING);
-	/* (all of it from one share: split, what all spikes may pay was never spent, each
-	 * exit paying the little it grew by since the last) */
-	int64_t cost = tt_os_thread_cpu_ns() - from_ns;
-	*(spike > 0 ? &tt__counters_repaid_ns : &tt__counters_slept_repaid_ns) += cost;
-	return 1;
-}
-
 void tt__counters_read_at_exit(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
@@ -726,17 +700,17 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	if (!tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_AFTER_NS, hz), more, &from))
 		return;
 	/* Past tt-sched's budget, as it would not begin to read it either: only one of a
-	 * spike's length, paid as spikes pay (tt__counters_exit_paid); another is left
-	 * unread, counted with tt-sched's (its spike names the budget). (A watched one's
-	 * end is still read, above: most of them, 32 to 45 of 64 at load 8 to 19.) */
+	 * spike's length (it pays for its reading); a shorter one is left unread, counted
+	 * with tt-sched's (its spike names the budget). The benchmark's 64 threads each
+	 * read the end of their last 2 ms sleep at their exit, 12 to 15 us outside the
+	 * budget, those the budget left unread too (a watched one's end is still read:
+	 * most of them, 32 to 45 of 64 at load 8 to 19). */
 	uint64_t spike_from;
-	if (!tt__counters_past) {
+	if (!tt__counters_past ||
+	    tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_SPIKE_NS, hz), more, &spike_from)) {
 		tt__counters_read_here(slot, TT__COUNTERS_EXITING);
 		return;
 	}
-	if (tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_SPIKE_NS, hz), more, &spike_from) &&
-	    tt__counters_exit_paid(slot, now.monotonic_ns))
-		return;
 	if (from && c->unread_scope == from) /* (tt-sched counted it) */
 		return;
 	c->unread_scope = from;
