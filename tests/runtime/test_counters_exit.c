@@ -21,15 +21,15 @@
 #define MS 1000000
 
 /* A thread (the calling one) whose last reading was 10 ms ago, `ran_ms` of its CPU time
- * back, and whose records since are a scope's begin 8 ms ago and its end `len_ms`
- * later. */
+ * back, and whose records since are scopes' begins and ends at `at_ms` (ms before now,
+ * in order; even ones begin a scope, odd ones end it). */
 struct tt_thread {
 	struct tt__slot slot;
 	struct tt__hot hot;
 	struct tt__chunk *chunk;
 };
 
-static void tt_thread_set(struct tt_thread *t, int64_t len_ms, int64_t ran_ms)
+static void tt_thread_set_at(struct tt_thread *t, const double *at_ms, int records, int64_t ran_ms)
 {
 	memset(t, 0, sizeof *t);
 	struct tt_anchor now;
@@ -40,11 +40,10 @@ static void tt_thread_set(struct tt_thread *t, int64_t len_ms, int64_t ran_ms)
 	assert_non_null(t->chunk);
 	t->chunk->size = TT__CHUNK_SIZE;
 	struct tt_record *r = (struct tt_record *)(t->chunk + 1);
-	uint64_t begin = now.tsc - (uint64_t)((double)hz * 8 * MS / 1e9);
-	r[0] = (struct tt_record){begin, TT_RECORD_WORD(TT_REC_BEGIN, 1)};
-	r[1] = (struct tt_record){begin + (uint64_t)((double)hz * (double)len_ms * MS / 1e9),
-				  TT_RECORD_WORD(TT_REC_END, 0)};
-	t->hot.cursor = (char *)(r + 2);
+	for (int i = 0; i < records; i++)
+		r[i] = (struct tt_record){now.tsc - (uint64_t)((double)hz * at_ms[i] * MS / 1e9),
+					  i % 2 ? TT_RECORD_WORD(TT_REC_END, 0) : TT_RECORD_WORD(TT_REC_BEGIN, 1)};
+	t->hot.cursor = (char *)(r + records);
 	t->slot.hot = &t->hot;
 	t->slot.first = t->slot.current = t->chunk;
 	t->slot.tid = tt_os_thread_id();
@@ -56,6 +55,13 @@ static void tt_thread_set(struct tt_thread *t, int64_t len_ms, int64_t ran_ms)
 	assert_true(cpu_ns >= ran_ms * MS);
 	c->early = (struct tt_schedstat_sample){.ns = now.monotonic_ns - 10 * MS, .run_ns = (uint64_t)(cpu_ns - ran_ms * MS)};
 	tt__counters_unread = 0;
+}
+
+/* Its records since: one scope begun 8 ms ago, `len_ms` long. */
+static void tt_thread_set(struct tt_thread *t, int64_t len_ms, int64_t ran_ms)
+{
+	const double at_ms[2] = {8, 8 - (double)len_ms};
+	tt_thread_set_at(t, at_ms, 2, ran_ms);
 }
 
 /* Its exit's reading (or none) with tt-sched past its budget or not: readings stored. */
@@ -140,12 +146,43 @@ static void test_past_budget_unread(void **state)
 	tt_thread_free(&t);
 }
 
+/* A stretch further back than the last record, with records after it: its end not read
+ * at the exit (the reading would bound it no better than none), within the budget or past
+ * it (then counted unread, a spike); one that ended lately (2 ms or less), or with the
+ * last record, is. Before, each was read: the benchmark's 64 threads, kept off the CPUs
+ * 5 ms and more in some scope tens of ms before their exit, each read it there. */
+static void test_ended_long_ago(void **state)
+{
+	(void)state;
+	/* a 6 ms scope ended 3.5 ms ago, short scopes since */
+	const double back_ms[8] = {9.5, 3.5, 3.2, 3, 2.5, 2.2, 1.2, 1};
+	/* a 6 ms scope ended 1.5 ms ago, a short one since */
+	const double lately_ms[4] = {7.5, 1.5, 1.2, 1};
+	struct {
+		const double *at_ms;
+		int records, past;
+		uint32_t readings;
+		uint64_t unread;
+	} cases[] = {
+		{back_ms, 8, 0, 1, 0}, {back_ms, 8, 1, 1, 1}, {lately_ms, 4, 0, 2, 0}, {lately_ms, 4, 1, 2, 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct tt_thread t;
+		tt_thread_set_at(&t, cases[i].at_ms, cases[i].records, 0);
+		assert_int_equal(tt_thread_exits(&t, cases[i].past), cases[i].readings);
+		assert_int_equal(t.slot.sched.counters.unread, cases[i].unread);
+		assert_int_equal(tt__counters_unread, cases[i].unread);
+		tt_thread_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_past_budget_unread),
 		cmocka_unit_test(test_ran_since),
+		cmocka_unit_test(test_ended_long_ago),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
