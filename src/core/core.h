@@ -615,12 +615,14 @@ extern int64_t tt__counters_blind_ns TT__HIDDEN;
  * TT__COUNTERS_IDLE_MAX_PCT of one CPU's time: what costs the program nothing, all run
  * long (a program that mostly sleeps, its spikes past the first second, had little
  * more than one CPU's share: a tester's 60 threads' sleeps of 5 to 10 ms, 45 of them
- * unsplit). A quarter of the start-up share: a mostly idle program's 60 spikes in 1.5 s
- * then cost tt-sched some 3 ms of the 7.5 it may spend there, and one left running
- * for hours, however many its cores, never sees it spend more than half a percent of
- * one CPU on them. */
-#define TT__COUNTERS_IDLE_PCT 0.25
-#define TT__COUNTERS_IDLE_MAX_PCT 0.5
+ * unsplit). One left running for hours, however many its cores, never sees it spend
+ * more than 1 % of one CPU on them. Where a wake-up costs tt-sched 50 to 100 us of CPU
+ * time (a VM's: its looks' main cost), a quarter of the start-up share, up to half a
+ * percent of one CPU, left a fifth of the spikes of a program that mostly sleeps, its
+ * two threads recording in bursts, unsplit past its first seconds (outside test ot30
+ * F2: its looks, resting 2 to 8 ms after each burst, cost 0.7 % of one CPU). */
+#define TT__COUNTERS_IDLE_PCT 1.0
+#define TT__COUNTERS_IDLE_MAX_PCT 1.0
 /* A spike of TT__COUNTERS_SPIKE_NS and more pays for its own readings: a watched scope
  * seen open that long gives the budget back what its first TT__COUNTERS_SPIKE_READINGS
  * readings cost (the mean of tt-sched's CPU time a reading: its looks and wake-ups

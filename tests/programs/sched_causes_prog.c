@@ -78,6 +78,12 @@
  *              its turn, one each 25 ms from 1 s after main began, then one scope
  *              "p_sleep" (6 to 10 ms asleep): a program that mostly sleeps, its spikes
  *              all past its first second
+ *   bursty     main and a peer, each BURSTY_ROUNDS times a burst (a scope "y_burst" of
+ *              BURSTY_TINY empty scopes "y_tiny"), then BURSTY_NAP_MS asleep in no scope; main, each second
+ *              round, a scope "y_sleep" (asleep) or "y_spin" (CPU time) between them,
+ *              6 ms and 0.5 ms longer each time (outside test ot30 F2's program: one
+ *              that mostly sleeps, its threads recording in bursts; perf refused,
+ *              a fifth of its spikes unsplit)
  *   many       MANY_THREADS threads started together, each MANY_SCOPES scopes "m_sleep"
  *              one after another, 5 to 14 ms asleep each (outside recheck r47 F10's
  *              many.c: a program that mostly sleeps in scopes)
@@ -1096,6 +1102,58 @@ static void sparse(void)
 	threads_then_cpu(SPARSE_THREADS, sparse_thread);
 }
 
+#define BURSTY_ROUNDS 100
+#define BURSTY_TINY 2000
+#define BURSTY_NAP_MS 50
+
+static void bursty_burst(void)
+{
+	TT_SCOPE("y_burst");
+	for (int i = 0; i < BURSTY_TINY; i++) {
+		TT_SCOPE("y_tiny");
+	}
+}
+
+static void *bursty_peer(void *unused)
+{
+	(void)unused;
+	for (int i = 0; i < BURSTY_ROUNDS; i++) {
+		bursty_burst();
+		sleep_ms(BURSTY_NAP_MS);
+	}
+	return NULL;
+}
+
+static void bursty_spike(long k)
+{
+	long long ns = 6000000 + k * 500000;
+	if (k % 2) {
+		spin_cpu(ns);
+		return;
+	}
+	struct timespec nap = {ns / 1000000000, ns % 1000000000};
+	while (nanosleep(&nap, &nap) != 0)
+		;
+}
+
+static void bursty(void)
+{
+	TT_INSTANT("main starts");
+	pthread_t peer;
+	if (pthread_create(&peer, NULL, bursty_peer, NULL) != 0) {
+		perror("sched_causes_prog: bursty");
+		exit(1);
+	}
+	for (long i = 0; i < BURSTY_ROUNDS; i++) {
+		bursty_burst();
+		if (i % 2)
+			around_named(i / 2 % 2 ? "y_spin" : "y_sleep", bursty_spike, i / 2);
+		sleep_ms(BURSTY_NAP_MS);
+	}
+	pthread_join(peer, NULL);
+	say_tt_sched_cpu();
+}
+
 #define MANY_THREADS 64
 #define MANY_SCOPES 6
 
@@ -1486,6 +1544,8 @@ int main(int argc, char **argv)
 		sixty();
 	} else if (strcmp(what, "sparse") == 0) {
 		sparse();
+	} else if (strcmp(what, "bursty") == 0) {
+		bursty();
 	} else if (strcmp(what, "many") == 0) {
 		many();
 	} else if (strcmp(what, "afterfree") == 0) {
