@@ -829,14 +829,15 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(tt__log(), "ticktrace: %zu matching functions of libraries the program does not "
 			"load, which only ticktrace's detour library needs, left alone\n", d.only_ours);
 	if (d.excluded)
-		fprintf(tt__log(), "ticktrace: %zu functions left unpatched, as %s=%s names them\n",
-			d.excluded, TT_ENV_EXCLUDE, getenv(TT_ENV_EXCLUDE));
+		fprintf(tt__log(), "ticktrace: %zu function%s left unpatched, as %s=%s names them\n",
+			d.excluded, d.excluded == 1 ? "" : "s", TT_ENV_EXCLUDE, getenv(TT_ENV_EXCLUDE));
 	if (d.listing) {
 		/* (the image named: through a wrapper record cannot see past, as `sh -c`,
 		 * the wrapper's is the one read) */
-		fprintf(tt__log(), "ticktrace: --list: %zu functions would be patched; %zu could not be "
+		fprintf(tt__log(), "ticktrace: --list: %zu function%s would be patched; %zu could not be "
 			"(in %s and its libraries: a program it execs is not read)\n",
-			to_record - d.refused, d.refused, d.main_path ? d.main_path : "the program");
+			to_record - d.refused, to_record - d.refused == 1 ? "" : "s", d.refused,
+			d.main_path ? d.main_path : "the program");
 		/* the list is record --list's output: a failed write fails it (>/dev/full) */
 		if (fflush(stdout) != 0 || ferror(stdout)) {
 			fprintf(tt__log(), "ticktrace: --list: the list not written to stdout: %s\n",
@@ -846,9 +847,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		_exit(0);
 	}
 	if (says && !d.every_sled)
-		fprintf(tt__log(), "ticktrace: patched %zu functions (%zu by moving their first instructions, "
-			"%zu at their patchable NOPs); %zu could not be\n",
-			d.patched_relocated + d.patched_patchable, d.patched_relocated,
+		fprintf(tt__log(), "ticktrace: patched %zu function%s (%zu by moving their first instructions, "
+			"%zu at their patchable NOPs); %zu could not be\n", d.patched_relocated + d.patched_patchable,
+			d.patched_relocated + d.patched_patchable == 1 ? "" : "s", d.patched_relocated,
 			d.patched_patchable, d.refused);
 	if (patching)
 		tt__detour_turn_off_start(d.every_sled);

@@ -137,14 +137,14 @@ static void tt__detour_turned_at_exit(void)
 	uint64_t turned = __atomic_load_n(&tt__turned, __ATOMIC_RELAXED);
 	uint64_t failed = __atomic_load_n(&tt__turn_off_failed, __ATOMIC_RELAXED);
 	if (turned)
-		fprintf(tt__log(), "ticktrace: %" PRIu64 " functions turned off after %" PRIu64 " short calls "
+		fprintf(tt__log(), "ticktrace: %" PRIu64 " function%s turned off after %" PRIu64 " short calls "
 			"each (erased as they returned, TICKTRACE_MIN_DUR): their later calls were not "
 			"recorded nor counted (`ticktrace report` names them; %s=0: never)\n", turned,
-			tt__detour_turn_off_mask + 1, TT_ENV_TURN_OFF);
+			turned == 1 ? "" : "s", tt__detour_turn_off_mask + 1, TT_ENV_TURN_OFF);
 	if (failed)
-		fprintf(tt__log(), "ticktrace: %" PRIu64 " functions to turn off stayed patched (their "
+		fprintf(tt__log(), "ticktrace: %" PRIu64 " function%s to turn off stayed patched (their "
 			"code could not be made writable, or its first two bytes straddle two cache "
-			"lines): their calls were recorded or erased as before\n", failed);
+			"lines): their calls were recorded or erased as before\n", failed, failed == 1 ? "" : "s");
 }
 
 /* In a child forked while another thread turned a function off or changed the table:

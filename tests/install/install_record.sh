@@ -41,7 +41,7 @@ PROG
 "$tool" record -f 'work_*' -o run.ttr -- ./prog >out 2>err && rc=0 || rc=$?
 [ "$rc" = 4 ] && [ "$(cat out)" = 12 ] || { cat err >&2; fail "installed record of prog: exit $rc"; }
 # (said in the log beside the trace, stderr being no terminal, which record names)
-grep -q 'patched 1 functions' run.ttr.log && tail -1 err | grep -qF "lines are in $(pwd -P)/run.ttr.log" ||
+grep -q 'patched 1 function' run.ttr.log && tail -1 err | grep -qF "lines are in $(pwd -P)/run.ttr.log" ||
 	{ cat err run.ttr.log >&2; fail "installed record patched nothing"; }
 "$tool" convert run.ttr -o run.json 2>conv.err || { cat conv.err >&2; fail "installed convert"; }
 calls=$(python3 -c '

@@ -26,7 +26,7 @@ ring() {
 }
 ring env TICKTRACE_SPIKE_THRESHOLD=1ms
 cat run.err
-grep -q '^ticktrace: 1 functions turned off after 1024 short calls each' run.err ||
+grep -q '^ticktrace: 1 function turned off after 1024 short calls each' run.err ||
 	fail "a ring with spikes and snapshots does not turn tiny off"
 "$TT_TEST_TOOL" report run.ttr >report.out 2>report.err || { cat report.err >&2; fail "report fails"; }
 grep -q 'of the calls returned within TICKTRACE_MIN_DUR and were erased' report.out ||
@@ -56,10 +56,10 @@ done
 # erased calls' FILTERED sections and the TURNED_OFF one go into the streamed file.
 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_MODE=stream TICKTRACE_OUT=$root/stream.ttr ./zero \
 	>stream.out 2>stream.err || { cat stream.err >&2; fail "the program exits $? in mode stream"; }
-grep -q '^ticktrace: 1 functions turned off after 1024 short calls each' stream.err ||
+grep -q '^ticktrace: 1 function turned off after 1024 short calls each' stream.err ||
 	{ cat stream.err >&2; fail "mode stream does not turn tiny off"; }
 "$TT_TEST_TOOL" report stream.ttr >stream.rep 2>&1 || { cat stream.rep >&2; fail "report fails on stream.ttr"; }
-grep -q 'run.ttr\|stream.ttr: 1 functions turned off' stream.rep && grep -q 'of the calls returned within TICKTRACE_MIN_DUR' stream.rep ||
+grep -q 'run.ttr\|stream.ttr: 1 function turned off' stream.rep && grep -q 'of the calls returned within TICKTRACE_MIN_DUR' stream.rep ||
 	{ cat stream.rep >&2; fail "the streamed file does not count what was erased and turned off"; }
 # tiny erased all along (never turned off) while the drain reads: no tiny call that
 # holds others (a drained entry its thread then erased would), none unmatched

@@ -50,11 +50,11 @@ said() {
 for bad in 1h -5us; do
 	run "min$bad" TICKTRACE_MIN_DUR=$bad
 	said "min$bad" "^ticktrace: TICKTRACE_MIN_DUR=$bad is not a duration .*; using the default (1us in the zero-markup build"
-	said "min$bad" '^ticktrace: 1 functions turned off after 1024 short calls'
+	said "min$bad" '^ticktrace: 1 function turned off after 1024 short calls'
 done
 run turn TICKTRACE_TURN_OFF=x
 said turn '^ticktrace: TICKTRACE_TURN_OFF=x is not a number of calls (0: never); using the default (1024'
-said turn '^ticktrace: 1 functions turned off after 1024 short calls'
+said turn '^ticktrace: 1 function turned off after 1024 short calls'
 run on TICKTRACE=garbage
 said on '^ticktrace: TICKTRACE=garbage is not 0 (off) or 1 (on); recording on'
 [ -s on.ttr ] || fail "TICKTRACE=garbage: no trace written"

@@ -65,7 +65,7 @@ cmp -s before.txt exclude.txt || fail "the second round changed exclude.txt"
 # the next run leaves tiny unpatched and records the rest
 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_EXCLUDE=$root/exclude.txt TICKTRACE_BUFFER=65536 \
 	TICKTRACE_OUT=$root/next.ttr ./zero 2>next.err || fail "the second run exits $?"
-grep -q 'ticktrace: 1 functions left unpatched, as TICKTRACE_EXCLUDE=.*exclude.txt names them' next.err ||
+grep -q 'ticktrace: 1 function left unpatched, as TICKTRACE_EXCLUDE=.*exclude.txt names them' next.err ||
 	{ cat next.err >&2; fail "the second run does not say what it left unpatched"; }
 "$TT_TEST_TOOL" convert -q next.ttr -o next.json
 grep -q '"name":"slow"' next.json || fail "slow is not in the second run's trace"
@@ -98,7 +98,7 @@ sed 's/i < 2000000/i < 200000/; s/i % 20/i % 50/' zero.c >off.c
 gcc -std=c11 -O2 -g -o off off.c $(pkg-config --cflags --libs ticktrace-instrument)
 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_OUT=$root/off.ttr ./off 2>off.err ||
 	fail "the program turning tiny off exits $?"
-grep -q '^ticktrace: 1 functions turned off' off.err || { cat off.err >&2; fail "the run did not turn tiny off"; }
+grep -q '^ticktrace: 1 function turned off' off.err || { cat off.err >&2; fail "the run did not turn tiny off"; }
 "$TT_TEST_TOOL" spikes -q --suggest --exclude-list off.txt off.ttr >off.out
 cat off.out
 grep -q '^leave out, as the run turned them off' off.out || fail "--suggest does not say what the run turned off"
@@ -112,7 +112,7 @@ grep -qx tiny off.txt || fail "tiny, turned off, is not in the exclude list"
 ! grep -q '^  slow' off.out || fail "slow, whose calls were kept, is suggested"
 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_EXCLUDE=$root/off.txt TICKTRACE_OUT=$root/off2.ttr \
 	./off 2>off2.err || fail "the run with tiny left out exits $?"
-grep -q 'ticktrace: 1 functions left unpatched' off2.err && ! grep -q 'turned off' off2.err ||
+grep -q 'ticktrace: 1 function left unpatched' off2.err && ! grep -q 'turned off' off2.err ||
 	{ cat off2.err >&2; fail "the next run patched tiny again"; }
 # A patched build's short library calls: left out by TICKTRACE_EXCLUDE (which names
 # them FUNCTION@LIBRARY), never in a compiler flag, which does nothing for a build

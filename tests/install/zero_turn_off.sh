@@ -73,11 +73,11 @@ LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_OUT=$root/run.ttr ./zero 
 	{ cat run.err >&2; echo "FAIL: the program exits $?" >&2; exit 1; }
 cat run.err
 cmp -s run.out expected.out || fail "the program printed $(cat run.out), not $(cat expected.out)"
-grep -q '^ticktrace: 1 functions turned off after 1024 short calls each .*their later calls were not recorded nor counted' run.err ||
+grep -q '^ticktrace: 1 function turned off after 1024 short calls each .*their later calls were not recorded nor counted' run.err ||
 	fail "the run does not say at exit that it turned tiny off"
 "$TT_TEST_TOOL" report run.ttr >report.out 2>report.err || { cat report.err >&2; fail "report fails"; }
 cat report.out
-grep -q 'run.ttr: 1 functions turned off as the run went, each once a thread.s TICKTRACE_MIN_DUR had erased 1024 of its calls' report.out ||
+grep -q 'run.ttr: 1 function turned off as the run went, each once a thread.s TICKTRACE_MIN_DUR had erased 1024 of its calls' report.out ||
 	fail "report does not say that a function was turned off"
 filtered=$(sed -n 's/^  tiny: filtered \([0-9]*\) calls before it was turned off at .*/\1/p' report.out)
 [ -n "$filtered" ] || fail "report does not name tiny as turned off"
@@ -106,7 +106,7 @@ awk '$1 == "tiny" && $12 == "ms"' never.report | grep -q . || fail "with TICKTRA
 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_TURN_OFF=many TICKTRACE_OUT=$root/bad.ttr ./zero \
 	>bad.out 2>bad.err || fail "the run with TICKTRACE_TURN_OFF=many exits $?"
 grep -q 'TICKTRACE_TURN_OFF=many is not a number of calls (0: never); using the default (1024' bad.err &&
-	grep -q '^ticktrace: 1 functions turned off after 1024 short calls' bad.err ||
+	grep -q '^ticktrace: 1 function turned off after 1024 short calls' bad.err ||
 	{ cat bad.err >&2; fail "TICKTRACE_TURN_OFF=many is not said, or its default not used"; }
 # Two short functions whose addresses agree in their low 14 bits (16 KiB apart) are both
 # erased and turned off: before, the filter's table had one entry for both, and the

@@ -206,7 +206,7 @@ children|no_follow)
 	sort "$dir/plain.out" >"$dir/plain.sorted"
 	sort "$dir/run/out" >"$dir/run.sorted"
 	cmp -s "$dir/plain.sorted" "$dir/run.sorted" || fail "the processes' output changed"
-	[ "$(count "$err" 'ticktrace: patched 1 functions')" = 1 ] ||
+	[ "$(count "$err" 'ticktrace: patched 1 function')" = 1 ] ||
 		{ cat "$err" >&2; fail "the patch report is not said once"; }
 	files=$(cd "$dir/run" && ls ticktrace-*.ttr | wc -l)
 	# (one log per process that said a line: the patch report's, the shell's)
@@ -257,7 +257,7 @@ sanitized)
 	[ "$rc" = 5 ] || { cat "$dir/asan.err" >&2; fail "record of an ASan program exits $rc, not 5"; }
 	with_logs "$dir/asan.err"
 	cmp -s "$dir/plain.out" "$dir/asan.out" || fail "record of an ASan program changed its output"
-	grep -q 'patched 1 functions' "$dir/asan.err" && [ -s "$dir/asan.ttr" ] ||
+	grep -q 'patched 1 function' "$dir/asan.err" && [ -s "$dir/asan.ttr" ] ||
 		{ cat "$dir/asan.err" >&2; fail "the ASan program was not traced"; }
 	no_leftovers
 	echo "a program built with ASan: its runtime first, traced, its status"
@@ -312,7 +312,7 @@ own_libraries)
 		(cd "$dir" && LD_PRELOAD=$preload "$tool" record -f zlibVersion -o run.ttr -- $prog \
 			>/dev/null 2>err) && rc=0 || rc=$?
 		with_logs "$dir/err"
-		[ "$rc" = 5 ] && grep -q '^ticktrace: patched 1 functions' "$dir/err" ||
+		[ "$rc" = 5 ] && grep -q '^ticktrace: patched 1 function' "$dir/err" ||
 			{ cat "$dir/err" >&2; fail "libz $how: zlibVersion not patched (exit $rc)"; }
 	done
 	no_leftovers
@@ -740,7 +740,7 @@ PROG
 		{ cat "$dir/got.err" >&2; fail "the program's stderr through a pipe is not as without ticktrace"; }
 	# The log of says (the one that patched) holds what ticktrace said in it; record's
 	# last line names it.
-	log=$(grep -l 'ticktrace: patched 1 functions' "$dir"/t-*.log)
+	log=$(grep -l 'ticktrace: patched 1 function' "$dir"/t-*.log)
 	[ "$(echo "$log" | wc -l)" = 1 ] && grep -q 'ticktrace: 1 snapshot in snaps' "$log" ||
 		{ ls "$dir" >&2; cat "$dir/err" >&2; fail "no log of says with ticktrace's lines: $log"; }
 	last=$(tail -1 "$dir/err")
@@ -752,7 +752,7 @@ PROG
 	# TICKTRACE_LOG=stderr: on the program's stderr all the same, as asked.
 	(cd "$dir" && TICKTRACE_LOG=stderr TICKTRACE_MODE=ring TICKTRACE_SNAPSHOTS=snaps \
 		"$tool" record -f 'work_*' -o 's-%p.ttr' -- sh -c "$pipe" asked.err >out 2>err) && rc=0 || rc=$?
-	[ "$rc" = 0 ] && grep -q 'ticktrace: patched 1 functions' "$dir/asked.err" ||
+	[ "$rc" = 0 ] && grep -q 'ticktrace: patched 1 function' "$dir/asked.err" ||
 		{ cat "$dir/asked.err" >&2; fail "TICKTRACE_LOG=stderr: the lines not on stderr"; }
 	no_leftovers
 	echo "stderr_pipe: the program's stderr as without ticktrace, ticktrace's lines in the named logs"

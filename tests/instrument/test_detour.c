@@ -248,7 +248,7 @@ static void by_address(void **state)
 			       ">/dev/null 2>'%s/err'", tool, addr, dir, dir, dir, dir), 0);
 	char *err = slurp(dir, "err");
 	assert_non_null(strstr(err, "-f 0x3 is where no function of the program starts"));
-	assert_non_null(strstr(err, "patched 1 functions"));
+	assert_non_null(strstr(err, "patched 1 function ("));
 	free(err);
 	char name[96];
 	snprintf(name, sizeof(name), "work+%s", addr); /* the converter's name for it */
@@ -658,7 +658,7 @@ static void by_address_saving(void **state)
 			       "-- '%s/work' >/dev/null 2>'%s/err'", dir, tool, addr, dir, dir, dir, dir), 0);
 	char *err = slurp(dir, "err");
 	print_message("%s", err);
-	assert_non_null(strstr(err, "patched 1 functions"));
+	assert_non_null(strstr(err, "patched 1 function ("));
 	free(err);
 	snprintf(name, sizeof(name), "work+%s", addr); /* the converter's name for it */
 	assert_int_equal(slices_in(dir, name), by_name);

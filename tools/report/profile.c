@@ -520,9 +520,9 @@ static void tt_ps_turned_off(const struct tt_ps_sink *a)
 		size_t n = file->nturned_off + file->turned_off_info.not_written;
 		if (!n)
 			continue;
-		fprintf(a->out, "%s: %zu functions turned off as the run went, each once a thread's "
+		fprintf(a->out, "%s: %zu function%s turned off as the run went, each once a thread's "
 			"TICKTRACE_MIN_DUR had erased %" PRIu64 " of its calls; their later calls were not "
-			"recorded nor counted (TICKTRACE_TURN_OFF=0: never)%s\n", file->path, n,
+			"recorded nor counted (TICKTRACE_TURN_OFF=0: never)%s\n", file->path, n, n == 1 ? "" : "s",
 			file->turned_off_info.after_calls, file->nturned_off ? ":" : "");
 		for (size_t k = 0; k < file->nturned_off; k++) {
 			const struct tt_turned_off_fn *fn = &file->turned_off[k];
