@@ -68,7 +68,7 @@ gcc -std=c11 -O2 -g -DMARKUP -o markup prog.c $(pkg-config --cflags --libs tickt
 ./plain exec >plain_exec.out 2>plain_exec.err
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-TURNED_OFF="functions turned off after 1024 short calls"
+TURNED_OFF="functions* turned off after 1024 short calls"
 # run NAME PROGRAM ARG VAR=VALUE...: in directory NAME/, stdout and stderr files
 run() {
 	name=$1 program=$2 arg=$3
