@@ -580,7 +580,10 @@ static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t 
 		.since_ns = since_inside ? since_ns : w->from_ns, .exited_ns = exited,
 	};
 	bool carry = w->carried && !since_inside;
-	tt__out_sched_states(w->out, &info, carry ? &w->carry : NULL, states + first, last - first);
+	/* (none in the window: no pointer into none, a section of only switches lost has
+	 * states NULL, and NULL + 0 is undefined, UBSan's find in shared_process_losses) */
+	tt__out_sched_states(w->out, &info, carry ? &w->carry : NULL, last > first ? states + first : NULL,
+			     last - first);
 	w->carried = false;
 	w->started = true;
 }
