@@ -96,6 +96,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 if [ "$sanitize" != none ] && [ "$case_" != sanitized ]; then
 	export LD_PRELOAD="$TT_ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0
 fi
+# The compiler without it: it loads none of ticktrace's code (with it a compile took 4
+# times the CPU time).
+compile() { env -u LD_PRELOAD "$cc" "$@"; }
 # How many lines of file $1 match the fixed string $2.
 count() { grep -cF -- "$2" "$1" || true; }
 # The processes $1 started (pgrep hangs with a sanitizer's runtime preloaded).
@@ -123,7 +126,7 @@ no_leftovers() { [ -z "$(ls -A "$dir/tmp")" ] || fail "record left $(ls -A "$dir
 
 case $case_ in
 chdir)
-	"$cc" -O1 -o "$dir/leaf" "$src/leaf.c"
+	compile -O1 -o "$dir/leaf" "$src/leaf.c"
 	leaf=$dir/leaf w=$dir/w
 	mkdir -p "$w/out" "$w/other" "$w/rr" "$w/sp ace" "$w/gone" "$w/ww"
 	traces() { ls "$1" | grep -v '\.log$' | wc -l; }
@@ -157,9 +160,9 @@ chdir)
 	echo "chdir: every trace where -o said; a lost one counted; the printed command runs; a refused directory said"
 	;;
 static)
-	"$cc" -O1 -static -o "$dir/static" "$src/hello.c" 2>"$dir/cc.log" ||
+	compile -O1 -static -o "$dir/static" "$src/hello.c" 2>"$dir/cc.log" ||
 		{ echo "skipped: no static C library here ($(head -1 "$dir/cc.log"))" >&2; exit 77; }
-	"$cc" -O1 -static-pie -o "$dir/static-pie" "$src/hello.c" 2>>"$dir/cc.log" ||
+	compile -O1 -static-pie -o "$dir/static-pie" "$src/hello.c" 2>>"$dir/cc.log" ||
 		cp "$dir/static" "$dir/static-pie"
 	printf '#!%s\n' "$dir/static" >"$dir/script"
 	printf '#!/usr/bin/env %s\n' "$dir/static" >"$dir/env-script"
@@ -185,7 +188,7 @@ static)
 	[ "$rc" = 5 ] && grep -q 'static is statically linked' "$dir/path.err" ||
 		{ cat "$dir/path.err" >&2; fail "record of a static program found in PATH: exit $rc"; }
 	# A dynamic program is not taken for a static one.
-	"$cc" -O1 -o "$dir/dynamic" "$src/hello.c"
+	compile -O1 -o "$dir/dynamic" "$src/hello.c"
 	(cd "$dir" && "$tool" record -f 'work_*' -o dyn.ttr -- ./dynamic >/dev/null 2>dyn.err) && rc=0 || rc=$?
 	[ "$rc" = 5 ] && [ -s "$dir/dyn.ttr" ] && ! grep -q statically "$dir/dyn.err" ||
 		{ cat "$dir/dyn.err" >&2; fail "record of a dynamic program"; }
@@ -193,7 +196,7 @@ static)
 	echo "static programs and scripts: said so, run as they are, their status"
 	;;
 children|no_follow)
-	"$cc" -O1 -o "$dir/spawn" "$src/spawn.c"
+	compile -O1 -o "$dir/spawn" "$src/spawn.c"
 	"$dir/spawn" >"$dir/plain.out" && plain=0 || plain=$?
 	[ "$plain" = 3 ] || fail "spawn exits $plain, not 3"
 	flag=
@@ -248,7 +251,7 @@ children|no_follow)
 	;;
 sanitized)
 	# (in a sanitizer build, built as the build's libraries are: one runtime)
-	"$cc" -O1 ${TT_SANITIZE_FLAGS:--fsanitize=address} -o "$dir/asan" "$src/hello.c" 2>"$dir/cc.log" ||
+	compile -O1 ${TT_SANITIZE_FLAGS:--fsanitize=address} -o "$dir/asan" "$src/hello.c" 2>"$dir/cc.log" ||
 		{ echo "skipped: $cc cannot build with -fsanitize=address ($(head -1 "$dir/cc.log"))" >&2; exit 77; }
 	unset LD_PRELOAD
 	"$dir/asan" >"$dir/plain.out" 2>"$dir/plain.err" && plain=0 || plain=$?
@@ -291,8 +294,8 @@ help)
 	echo "record's exit statuses are those --help gives"
 	;;
 own_libraries)
-	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
-	"$cc" -O1 -o "$dir/hello-z" "$src/hello.c" -Wl,--no-as-needed -lz 2>"$dir/cc.log" ||
+	compile -O1 -o "$dir/hello" "$src/hello.c"
+	compile -O1 -o "$dir/hello-z" "$src/hello.c" -Wl,--no-as-needed -lz 2>"$dir/cc.log" ||
 		{ echo "skipped: no libz to link ($(head -1 "$dir/cc.log"))" >&2; exit 77; }
 	# The program's own functions are all there is to patch (the C library is left
 	# alone): no more than it defines.
@@ -319,7 +322,7 @@ own_libraries)
 	echo "-f '*': the program's $patched functions, its libraries', not the detour library's"
 	;;
 signals)
-	"$cc" -O1 -o "$dir/forever" "$src/forever.c"
+	compile -O1 -o "$dir/forever" "$src/forever.c"
 	mkdir "$dir/run"
 	# whom: record (SIGTERM, passed on), the program itself (SIGTERM, SIGKILL), or
 	# a child the program (a shell) started; the exit status record then gives
@@ -374,7 +377,7 @@ signals)
 	# run's. (A sanitizer's runtime needs more.)
 	if [ "$sanitize" = none ]; then
 		rm -f "$dir"/run/*
-		"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+		compile -O1 -o "$dir/hello" "$src/hello.c"
 		(ulimit -v 20000 && cd "$dir/run" && "$tool" record -o run.ttr -- ../hello >/dev/null 2>err) &&
 			rc=0 || rc=$?
 		[ "$rc" = 5 ] && grep -q 'address-space limit (ulimit -v.*recording is off' "$dir/run/err" ||
@@ -406,8 +409,8 @@ int fallocate64(int fd, int mode, off_t offset, off_t len)
 	return next(fd, mode, offset, len);
 }
 PROG
-	"$cc" -O1 -fPIC -shared -o "$dir/stop.so" "$dir/stop.c" -ldl
-	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	compile -O1 -fPIC -shared -o "$dir/stop.so" "$dir/stop.c" -ldl
+	compile -O1 -o "$dir/hello" "$src/hello.c"
 	(cd "$dir/run" && LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$dir/stop.so" \
 		"$tool" record -f '*' -o run.ttr -- ../hello >/dev/null 2>err) && rc=0 || rc=$?
 	[ "$rc" = 130 ] || { cat "$dir/run/err" >&2; fail "Ctrl-C at the live file's start: record exits $rc, not 130"; }
@@ -435,7 +438,7 @@ int main(void)
 	return 0;
 }
 PROG
-	"$cc" -O1 -o "$dir/many" "$dir/many.c"
+	compile -O1 -o "$dir/many" "$dir/many.c"
 	(cd "$dir" && "$tool" record -f work_leaf -o all.ttr -- ./many >out 2>err) && rc=0 || rc=$?
 	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record exits $rc"; }
 	with_logs "$dir/err"
@@ -452,7 +455,7 @@ PROG
 	echo "keeps_all: 700,000 calls recorded whole by default; the user's buffer holds"
 	;;
 deep)
-	"$cc" -O1 -o "$dir/deep" "$src/deep.c"
+	compile -O1 -o "$dir/deep" "$src/deep.c"
 	depth=1100000
 	# about 32 bytes a frame: 35 MB of stack
 	ulimit -s 131072 2>/dev/null || ulimit -s unlimited 2>/dev/null ||
@@ -472,7 +475,7 @@ deep)
 	echo "deep: $beyond calls beyond the shadow stack counted, the trace converted"
 	;;
 exec)
-	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	compile -O1 -o "$dir/hello" "$src/hello.c"
 	mkdir "$dir/run"
 	# The shell's image, env's, then hello's: one pid, three files.
 	(cd "$dir/run" && "$tool" record -f work_leaf -o 'run-%p.ttr' -c all.json -- \
@@ -526,7 +529,7 @@ shell_exit)
 	echo "shell_exit: the shell that left by _exit wrote its trace"
 	;;
 starts)
-	"$cc" -O1 -o "$dir/starts" "$src/starts.c"
+	compile -O1 -o "$dir/starts" "$src/starts.c"
 	for mode in stop ring stream; do
 		run=$dir/run-$mode
 		mkdir "$run"
@@ -621,9 +624,9 @@ int main(void)
 	return 0;
 }
 C
-	(cd "$dir/run" && "$cc" -O1 -fPIC -shared -DWORK=lib_work -o libwork.so work.c &&
-		"$cc" -O1 -fPIC -shared -DWORK=plug_work -o libplug.so work.c &&
-		"$cc" -O1 -o main main.c -L. -lwork -ldl) || fail "the program does not build"
+	(cd "$dir/run" && compile -O1 -fPIC -shared -DWORK=lib_work -o libwork.so work.c &&
+		compile -O1 -fPIC -shared -DWORK=plug_work -o libplug.so work.c &&
+		compile -O1 -o main main.c -L. -lwork -ldl) || fail "the program does not build"
 	(cd "$dir/run" && LD_LIBRARY_PATH=. "$tool" record -f '*_work' -o t.ttr -- ./main >out 2>err) && rc=0 || rc=$?
 	[ "$rc" = 0 ] || { cat "$dir/run/err" >&2; fail "record -- ./main with LD_LIBRARY_PATH=. exits $rc"; }
 	(cd "$dir/elsewhere" && "$tool" report ../run/t.ttr >report 2>err) ||
@@ -639,7 +642,7 @@ C
 	echo "LD_LIBRARY_PATH=., ./libplug.so dlopened: their functions named from another directory"
 	;;
 names)
-	"$cc" -O1 -o "$dir/slow" "$src/slow.c"
+	compile -O1 -o "$dir/slow" "$src/slow.c"
 	# The names of the spikes the live log gives ("spike: NAME took ..."), sorted.
 	live_names() { sed -n 's/^spike: \(.*\) took .*/\1/p' "$1" | sort -u; }
 	# The names of the converted scopes of $1 longer than 10 ms, sorted.
@@ -688,7 +691,7 @@ sys.exit(0 if len(marks) == 1 and marks[0].startswith("spike: " + sys.argv[2] + 
 	done
 	# As C++ (g++ where there is one): the names demangled, as the converter shows them.
 	if command -v g++ >/dev/null; then
-		g++ -x c++ -O1 -o "$dir/slowxx" "$src/slow.c"
+		env -u LD_PRELOAD g++ -x c++ -O1 -o "$dir/slowxx" "$src/slow.c"
 		(cd "$dir" && TICKTRACE_MODE=ring TICKTRACE_SPIKES=xx.txt TICKTRACE_SPIKE_THRESHOLD=10ms \
 			"$tool" record -f 'slow_*' -o xx.ttr -c xx.json -- ./slowxx >out 2>err) && rc=0 || rc=$?
 		[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record slowxx exits $rc"; }
@@ -729,7 +732,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 PROG
-	"$cc" -O1 -o "$dir/says" "$dir/says.c"
+	compile -O1 -o "$dir/says" "$dir/says.c"
 	pipe='./says 2>&1 | cat >"$0"'
 	(cd "$dir" && sh -c "$pipe" plain.err) || fail "says without record"
 	[ "$(cat "$dir/plain.err")" = "says: 4" ] || fail "says said $(cat "$dir/plain.err")"
@@ -758,7 +761,7 @@ PROG
 	echo "stderr_pipe: the program's stderr as without ticktrace, ticktrace's lines in the named logs"
 	;;
 daemon)
-	"$cc" -O1 -o "$dir/daemon" "$src/daemon.c"
+	compile -O1 -o "$dir/daemon" "$src/daemon.c"
 	mkdir "$dir/d" "$dir/run"
 	(cd "$dir/run" && "$tool" record -f work_leaf -o t.ttr -- ../daemon "$dir/d" >out 2>err) && rc=0 || rc=$?
 	err=$dir/run/err
@@ -790,7 +793,7 @@ many)
 	# named each twice): the first 16 named, the count, and a pattern of the shell's
 	# that names them all, which the command it suggests takes; one that names another
 	# run's file too says so.
-	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	compile -O1 -o "$dir/hello" "$src/hello.c"
 	mkdir "$dir/m"
 	: >"$dir/m/m-1.ttr" # (an earlier run's, which the pattern names too)
 	(cd "$dir/m" && "$tool" record -f work_leaf -o 'm-%p.ttr' -- \
@@ -849,10 +852,10 @@ unmatched)
 	# TICKTRACE=0; a pattern that does miss is still said.
 	printf 'int gone(void) { return 1; }\n' >"$dir/gone.c"
 	printf 'int gone(void);\nint main(void) { return gone(); }\n' >"$dir/needs.c"
-	"$cc" -shared -fPIC -o "$dir/libgone.so" "$dir/gone.c"
-	"$cc" -O1 -o "$dir/needs" "$dir/needs.c" -L"$dir" -lgone
+	compile -shared -fPIC -o "$dir/libgone.so" "$dir/gone.c"
+	compile -O1 -o "$dir/needs" "$dir/needs.c" -L"$dir" -lgone
 	rm "$dir/libgone.so"
-	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	compile -O1 -o "$dir/hello" "$src/hello.c"
 	cd "$dir"
 	"$tool" record -f work_leaf -o n.ttr -- ./needs >out 2>err && rc=0 || rc=$?
 	[ "$rc" = 127 ] || { cat err >&2; fail "needs: record exits $rc, not the loader's 127"; }
@@ -877,8 +880,8 @@ descriptors)
 	[ "$sanitize" = none ] || { echo "skipped: a sanitizer's runtime needs descriptors of its own" >&2; exit 77; }
 	printf 'int work_leaf(int x) { return x * 3 + 1; }\n' >"$dir/leaf.c"
 	printf 'int work_leaf(int);\nint main(int c, char **v) { (void)v; return work_leaf(c) == 4 ? 0 : 9; }\n' >"$dir/m.c"
-	"$cc" -shared -fPIC -o "$dir/libleaf.so" "$dir/leaf.c"
-	"$cc" -O1 -o "$dir/m" "$dir/m.c" -L"$dir" -lleaf -Wl,-rpath,"$dir"
+	compile -shared -fPIC -o "$dir/libleaf.so" "$dir/leaf.c"
+	compile -O1 -o "$dir/m" "$dir/m.c" -L"$dir" -lleaf -Wl,-rpath,"$dir"
 	cd "$dir"
 	(ulimit -n 12 && ./m) || fail "the program fails under ulimit -n 12 untraced"
 	(ulimit -n 12 && TICKTRACE_LOG=stderr exec "$tool" record -f work_leaf -o d.ttr -- ./m) >out 2>err && rc=0 || rc=$?
@@ -927,7 +930,7 @@ images)
 	# the summary names counted in all (it said "1 .live" after naming two).
 	cd "$dir"
 	printf '#include <sys/resource.h>\nint main(void) { struct rlimit r = {1, RLIM_INFINITY}; return setrlimit(RLIMIT_FSIZE, &r); }\n' >full.c
-	"$cc" -O1 -o "$dir/fullexit" full.c
+	compile -O1 -o "$dir/fullexit" full.c
 	"$tool" record -o k.ttr -- env sleep 60 >out 2>err & rec=$!
 	prog=
 	for _ in $(seq 600); do

@@ -37,6 +37,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 if [ "$sanitize" != none ]; then
 	export LD_PRELOAD="$TT_ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0
 fi
+# The compiler without it: it loads none of ticktrace's code (with it a compile took 4
+# times the CPU time).
+compile() { env -u LD_PRELOAD "$cc" "$@"; }
 # The recorded calls of the converted trace $1: "NAME COUNT" a line, sorted.
 calls() {
 	python3 -c '
@@ -68,7 +71,7 @@ list() {
 }
 
 mkdir "$dir/ref" "$dir/s"
-"$cc" -O2 -g -pthread -o "$dir/ref/work" "$src/work.c"
+compile -O2 -g -pthread -o "$dir/ref/work" "$src/work.c"
 "$dir/ref/work" >"$dir/plain"
 record "$dir/ref/work" -f 'work_*'
 calls "$dir/t.json" >"$dir/ref.calls"
@@ -100,7 +103,7 @@ strip)
 	[ "$(list "$dir/s/work" -f "work+0x$leaf" | cut -d' ' -f1)" = "work+0x$leaf" ] ||
 		fail "-f work+0x$leaf: $(cat "$dir/list")"
 	# a function's .cold part (entered by a jump, within its frame) is not one
-	"$cc" -O2 -o "$dir/ref/cold" "$src/cold.c"
+	compile -O2 -o "$dir/ref/cold" "$src/cold.c"
 	part=$(nm "$dir/ref/cold" | awk '$3 == "checked_sum.cold" {sub(/^0+/, "", $1); print $1}')
 	whole=$(nm "$dir/ref/cold" | awk '$3 == "checked_sum" {sub(/^0+/, "", $1); print $1}')
 	if [ -n "$part" ]; then
@@ -196,12 +199,12 @@ int sw_run(int n)
 C
 	printf 'int sw_run(int);\n#include <stdio.h>\nint main(void) { printf("%%d\\n", sw_run(40)); return 0; }\n' >"$dir/main.c"
 	mkdir "$dir/lib"
-	"$cc" -O2 -g -fPIC -shared -Wl,-soname,libsw.so.1 -o "$dir/ref/libsw.so.1.0" "$dir/sw.c"
+	compile -O2 -g -fPIC -shared -Wl,-soname,libsw.so.1 -o "$dir/ref/libsw.so.1.0" "$dir/sw.c"
 	ln -s libsw.so.1.0 "$dir/ref/libsw.so.1"
 	strip -o "$dir/lib/libsw.so.1.0" "$dir/ref/libsw.so.1.0"
 	ln -s libsw.so.1.0 "$dir/lib/libsw.so.1"
 	! readelf -S "$dir/lib/libsw.so.1.0" | grep -q '\.symtab' || fail "strip left the library's .symtab"
-	"$cc" -O2 -o "$dir/ref/main" "$dir/main.c" -L"$dir/ref" -l:libsw.so.1 -Wl,-rpath,'$ORIGIN'
+	compile -O2 -o "$dir/ref/main" "$dir/main.c" -L"$dir/ref" -l:libsw.so.1 -Wl,-rpath,'$ORIGIN'
 	cp "$dir/ref/main" "$dir/lib/main"
 	"$dir/ref/main" >"$dir/plain"
 	record "$dir/ref/main" -f 'sw_*'
@@ -227,7 +230,7 @@ C
 		fail "-f libsw.so.1+0x$leaf: $(cat "$dir/list")"
 	# Through `env LD_LIBRARY_PATH=DIR PROG` (an uninstalled build, no rpath): PROG's list,
 	# not env's (before: "-f sw_* matches no function", naming no image)
-	"$cc" -O2 -o "$dir/lib/bare" "$dir/main.c" -L"$dir/ref" -l:libsw.so.1
+	compile -O2 -o "$dir/lib/bare" "$dir/main.c" -L"$dir/ref" -l:libsw.so.1
 	list "$dir/lib/main" -f 'sw_*' >"$dir/direct.list"
 	[ -s "$dir/direct.list" ] || fail "--list -f 'sw_*' of main lists nothing"
 	"$tool" record --list -f 'sw_*' -- env -- LD_LIBRARY_PATH="$dir/lib" "$dir/lib/bare" \
