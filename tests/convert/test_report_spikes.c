@@ -6,6 +6,7 @@
  *  - convert's spike marks; malformed notes and thresholds files are errors that name
  *    the file and the place. */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -372,6 +373,115 @@ static void test_convert_marks_spikes(void **state)
 	root = tt_json_load(fx->out);
 	assert_null(tt_json_find(root, "i", "spike: CreateMeshes took 13.000 ms"));
 	cJSON_Delete(root);
+}
+
+/* ---- scopes whose beginning was not recorded ---- */
+
+/* Thread 101 "ring" (a ring's, wrapped): its records begin inside the function F_WORK
+ * and a scope (the ring overwrote where they began): GameTick [1, 3 ms], the scope's
+ * END at 10 ms, F_WORK's exit at 30 ms. Thread 102 "lossy": main [0, 9 ms]; 5 events
+ * lost from 1 to 2 ms, one of them the BEGIN of a scope that ends at 8 ms. */
+static void unbegun_workload(const char *path)
+{
+	t1.n = t2.n = 0;
+	begin(&t1, S_TICK, 1 * MS);
+	end(&t1, 3 * MS);
+	end(&t1, 10 * MS);
+	rec(&t1, TT_REC_FUNC_EXIT, F_WORK, 30 * MS);
+	begin(&t2, S_MAIN, 0);
+	rec(&t2, TT_REC_DROPPED, 5, 1 * MS);
+	rec(&t2, TT_REC_VALUE, TT_GAP_DEPTHS(0, 1), 2 * MS);
+	end(&t2, 8 * MS);
+	end(&t2, 9 * MS);
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, path), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "game");
+	tt_tw_sites(&w, sites, N(sites));
+	const struct tt_thread_info ring = {.index = 0, .tid = 101, .events = t1.n, .flags = TT_THREAD_WRAPPED};
+	tt_tw_thread_info(&w, &ring, "ring");
+	tt_tw_thread(&w, 1, 102, "lossy", t2.n, 5);
+	tt_tw_events(&w, 0, 0, t1.r, t1.n);
+	tt_tw_events(&w, 1, 0, t2.r, t2.n);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
+/* A spike whose scope's beginning was not recorded lasted at least what it shows
+ * (outside test ot30 F3: a ring's cut scopes shown as measured, a global warning
+ * alone said it): spikes says "at least" and why, per spike and per scope of its
+ * stack; --json start_early_ns (-1: how much earlier not known; among lost events,
+ * how much earlier at most), on the stack's scopes too; convert's marks alike. A
+ * scope whose beginning was recorded says nothing of it. */
+static void test_unbegun_marked(void **state)
+{
+	struct tt_fixture *fx = *state;
+	unbegun_workload(fx->in);
+	struct tt_run r;
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms");
+	static const char *const said[] = {
+		"spike: GameTick took 2.000 ms (threshold 1.000 ms, --threshold) thread ring (tid 101) at "
+		"1.000 ms\n",
+		"  0) 0x401000 at least 2.000 ms\n  1) (begun before it was recorded) at least 2.000 ms\n"
+		"  2) GameTick 2.000 ms\n",
+		"spike: (begun before it was recorded) took at least 9.000 ms (threshold 1.000 ms, "
+		"--threshold) thread ring (tid 101) at 1.000 ms; 2.000 ms of it in spikes above; its "
+		"beginning was not recorded (before the oldest record its thread kept: a ring overwrote "
+		"it, or a fork's parent began it): it began earlier, how much not known\n",
+		"  0) 0x401000 at least 9.000 ms\n  1) (begun before it was recorded) at least 9.000 ms\n",
+		"spike: 0x401000 took at least 29.000 ms",
+		"spike: (begun before it was recorded) took at least 6.000 ms (threshold 1.000 ms, "
+		"--threshold) thread lossy (tid 102) at 2.000 ms; its beginning was among dropped events: "
+		"it began up to 1.000 ms earlier (its split covers the time after)\n",
+		"spike: main took 9.000 ms (threshold 1.000 ms, --threshold) thread lossy (tid 102) at 0 ns;",
+	};
+	assert_out_has(&r, said, N(said));
+	free(r.out);
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
+	size_t found = 0;
+	for (char *line = r.out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		cJSON *spike = cJSON_Parse(line);
+		assert_non_null(spike);
+		const char *name = str(spike, "name");
+		const cJSON *early = cJSON_GetObjectItemCaseSensitive(spike, "start_early_ns");
+		int64_t want = strcmp(name, "(begun before it was recorded)") ? 0 : num(spike, "tid") == 101 ? -1 : 1 * MS;
+		if (strcmp(name, "0x401000") == 0)
+			want = -1;
+		if (want ? !early || (int64_t)early->valuedouble != want : early != NULL)
+			fail_msg("%s: start_early_ns not %" PRId64 ": %s", name, want, line);
+		const cJSON *frame;
+		cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(spike, "stack"))
+		{
+			const cJSON *fe = cJSON_GetObjectItemCaseSensitive(frame, "start_early_ns");
+			if (num(spike, "tid") == 101 ? !fe || fe->valuedouble != -1 : fe != NULL)
+				fail_msg("%s: its stack's start_early_ns: %s", name, line);
+		}
+		found++;
+		cJSON_Delete(spike);
+	}
+	free(r.out);
+	assert_int_equal(found, 5);
+	RUN_OK(&r, "convert", fx->in, "-o", fx->out, "--threshold", "1ms");
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	const cJSON *ev;
+	size_t marks = 0, at_least = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		if (strcmp(str(ev, "ph"), "i") || strncmp(str(ev, "name"), "spike: ", 7))
+			continue;
+		marks++;
+		const cJSON *early = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"),
+								      "start_early_ns");
+		bool cut = strstr(str(ev, "name"), " took at least ") != NULL;
+		if (cut != (early != NULL))
+			fail_msg("mark %s: start_early_ns %s", str(ev, "name"), early ? "said" : "not said");
+		at_least += cut;
+	}
+	cJSON_Delete(root);
+	assert_int_equal(marks, 5);
+	assert_int_equal(at_least, 3);
 }
 
 /* ---- the split ---- */
@@ -809,6 +919,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_description, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_json_output_is_utf8, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_unbegun_marked, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_split_unknown, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_never_switched, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_asked_no_switch, setup, tt_fixture_teardown),

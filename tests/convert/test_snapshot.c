@@ -512,7 +512,7 @@ static void test_spikes(void **state)
 		 "to 40.000 us more than on CPU (it charges a thread from when it picks it, before the "
 		 "switch in its record comes after, at switches in that no two readings measured): "
 		 "each part within 140.000 us of its figures\n"
-		 "  0) (begun before it was recorded) 510.000 us\n"
+		 "  0) (begun before it was recorded) at least 510.000 us\n"
 		 "  1) work 500.000 us\n"
 		 "  the spike snapshot 3 was written for (%s)\n"
 		 "1 spikes\n", fx->in);

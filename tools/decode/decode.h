@@ -77,6 +77,10 @@ struct tt_event {
 	 * to this after ts + dur (at the next record, the thread's exit, or the end of the
 	 * recording); -1: how much later not known; 0: its end not lost */
 	int64_t late;
+	/* TT_EV_UNBEGUN: it began up to this before ts (among lost events: from their
+	 * first); -1: how much earlier not known (before its thread's oldest record kept:
+	 * a ring's window, or a fork's parent began it). Unset without the flag. */
+	int64_t early;
 	/* Flows: the arrow's id in the output, unique in the trace. Each FLOW_OUT starts a
 	 * new one; a FLOW_IN ends the one of the latest FLOW_OUT of its process with the
 	 * same id (value) before it, or has an id no FLOW_OUT has when there is none. So

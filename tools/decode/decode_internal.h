@@ -110,6 +110,7 @@ struct tt_thread_state {
 	 * the lateness the scopes closed unterminated now carry (tt_event.late). */
 	uint64_t gap_next_tsc, gap_last_tsc;
 	int64_t end_late;
+	int64_t start_early; /* the earliness the scope opened unbegun now carries (tt_event.early) */
 	uint32_t text_len, text_want; /* DESCRIBE: bytes of text so far, and in all */
 	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
 	uint64_t clamped, first_clamped;

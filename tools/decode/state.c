@@ -84,6 +84,8 @@ tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_
 	e->scope_value = 0;
 	e->link = 0;
 	e->func_name = (struct tt_str){NULL, 0}; /* (and args) */
+	if (flags & TT_EV_UNBEGUN)
+		e->early = st->start_early;
 	tt_name_func(d, e);
 	return tt_dispatch(&d->slice_begin, e);
 }
@@ -207,11 +209,13 @@ static int tt_describe_text(struct tt_decoder *d, struct tt_thread_state *st,
 }
 
 /* Opens a scope whose beginning was not recorded, at the first time it is known to
- * be open: `func` names it (FUNC_EXIT closes it), or 0 for the file's unbegun site. */
+ * be open, `early` at most after it began (tt_event.early): `func` names it (FUNC_EXIT
+ * closes it), or 0 for the file's unbegun site. */
 static int tt_open_unbegun(struct tt_decoder *d, struct tt_thread_state *st,
-			   const struct tt_thread *t, int64_t ts, uint64_t func, uint64_t offset)
+			   const struct tt_thread *t, int64_t ts, int64_t early, uint64_t func, uint64_t offset)
 {
 	d->sum.unbegun++;
+	st->start_early = early;
 	return func ? tt_open_scope(d, st, t, ts, NULL, func, 0, TT_EV_FUNC | TT_EV_UNBEGUN, offset) :
 		      tt_open_scope(d, st, t, ts, t->file->unbegun_site, 0, 0, TT_EV_UNBEGUN, offset);
 }
@@ -274,7 +278,7 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 	    (tt_scopes_end(&st->scopes, offset) && tt_close_scope(d, st, end, 0) < 0))
 		return -1;
 	for (uint32_t i = TT_GAP_OPENS(depths); i > 0; i--)
-		if (tt_open_unbegun(d, st, t, end, 0, offset) < 0)
+		if (tt_open_unbegun(d, st, t, end, end - ts, 0, offset) < 0) /* (begun among them) */
 			return -1;
 	return 0;
 }
@@ -602,7 +606,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 			if (__builtin_expect(!st->started, 0)) {
 				st->first_ts = ts;
 				for (uint32_t u = st->unbegun.n; u > 0; u--)
-					if (tt_open_unbegun(d, st, t, ts, st->unbegun.keys[u - 1], offset) < 0)
+					if (tt_open_unbegun(d, st, t, ts, -1, st->unbegun.keys[u - 1], offset) < 0)
 						return -1;
 				st->started = true;
 			}

@@ -72,7 +72,7 @@ struct tt_ps_sink {
 };
 
 /* A spike mark's arguments (convert --threshold), as a snapshot's mark has them. */
-#define TT_SPIKE_ARGS (9 + TT_AN_CAUSES_ARGS)
+#define TT_SPIKE_ARGS (10 + TT_AN_CAUSES_ARGS)
 struct tt_spike_args {
 	struct tt_spike_args *next;
 	struct tt_an_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
@@ -232,7 +232,11 @@ static int tt_ps_slice_begin(struct tt_sink *s, const struct tt_event *e)
 	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	if (tt_event_naming(e) == TT_NAMED_BY_FUNC && tt_ps_keep_func_name(a, e) < 0)
 		return -1;
-	if (tt_an_scope_open(&a->threads[e->thread->id], tt_ps_key(e), e->ts) < 0)
+	struct tt_an_thread *th = &a->threads[e->thread->id];
+	th->start_early = e->flags & TT_EV_UNBEGUN ? e->early : 0;
+	int rc = tt_an_scope_open(th, tt_ps_key(e), e->ts);
+	th->start_early = 0;
+	if (rc < 0)
 		return tt_ps_failed(a);
 	return TT_FORWARD(a, slice_begin, e);
 }
@@ -608,6 +612,8 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
 	cJSON_AddStringToObject(root, "threshold_from", tt_an_spike_threshold_from(s));
 	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
+	if (s->start_early_ns)
+		cJSON_AddNumberToObject(root, "start_early_ns", (double)s->start_early_ns);
 	if (s->end_late_ns)
 		cJSON_AddNumberToObject(root, "end_late_ns", (double)s->end_late_ns);
 	if (s->has_split) {
@@ -637,6 +643,8 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 				 a->an.name(a, s->thread, s->stack[i].key, name, sizeof(name)));
 		cJSON_AddNumberToObject(frame, "start_ns", (double)s->stack[i].start);
 		cJSON_AddNumberToObject(frame, "open_ns", (double)(s->start + s->dur - s->stack[i].start));
+		if (s->stack[i].start_early)
+			cJSON_AddNumberToObject(frame, "start_early_ns", (double)s->stack[i].start_early);
 		cJSON_AddItemToArray(stack, frame);
 	}
 	return root;
@@ -866,9 +874,9 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 	struct tt_ps_sink *a = ctx;
 	if (tt_ps_snap_of(a, s)) /* marked by the decoder, with its arguments */
 		return 0;
-	char name[512], text[600], dur[32];
+	char name[512], text[600], dur[48];
 	a->an.name(a, s->thread, s->key, name, sizeof(name));
-	snprintf(text, sizeof(text), "spike: %s took %s", name, tt_an_fmt_ns(dur, s->dur));
+	snprintf(text, sizeof(text), "spike: %s took %s", name, tt_an_fmt_dur(dur, s->dur, s->start_early_ns));
 	struct tt_spike_args *m = calloc(1, sizeof *m);
 	if (!m)
 		return tt_error("out of memory");
@@ -881,6 +889,8 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 	};
 	size_t n = s->has_split ? sizeof args / sizeof *args : 3;
 	memcpy(m->args, args, n * sizeof *args);
+	if (s->start_early_ns)
+		m->args[n++] = (struct tt_an_arg){"start_early_ns", NULL, s->start_early_ns};
 	if (s->end_late_ns)
 		m->args[n++] = (struct tt_an_arg){"end_late_ns", NULL, s->end_late_ns};
 	if (!s->has_split)

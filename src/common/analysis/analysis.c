@@ -307,7 +307,7 @@ int tt_an_scope_open(struct tt_an_thread *th, uint64_t key, int64_t ts)
 	th->stack[th->depth++] = (struct tt_an_frame){
 		.key = key, .start = ts, .threshold = TT_AN_NO_THRESHOLD,
 		.inherited = parent ? parent->inherited : TT_AN_NO_THRESHOLD,
-		.row = (uint32_t)row, .flags = below, .text_at = th->text_len,
+		.row = (uint32_t)row, .flags = below, .text_at = th->text_len, .start_early = th->start_early,
 	};
 	return 0;
 }
@@ -397,6 +397,7 @@ static int tt_an_check_spike(struct tt_an_thread *th, const struct tt_an_frame *
 		.source = source, .explained = f->explained,
 		.text = f->text_len ? th->text + f->text_at : NULL, .text_len = f->text_len,
 		.stack = th->stack, .depth = th->depth, .end_late_ns = th->end_late,
+		.start_early_ns = f->start_early,
 	};
 	s.frame = tt_an_frame_at(&th->an->frames, f->start, &s.frame_ns);
 	if (th->an->before_split)
@@ -901,6 +902,28 @@ const char *tt_an_end_late_text(const struct tt_an_spike *s, char *buf, size_t c
 	return buf;
 }
 
+const char *tt_an_start_early_text(const struct tt_an_spike *s, char *buf, size_t cap)
+{
+	char a[32];
+	if (!s->start_early_ns)
+		return NULL;
+	if (s->start_early_ns < 0)
+		snprintf(buf, cap, "its beginning was not recorded (before the oldest record its thread "
+			 "kept: a ring overwrote it, or a fork's parent began it): it began earlier, how much "
+			 "not known");
+	else
+		snprintf(buf, cap, "its beginning was among dropped events: it began up to %s earlier (its "
+			 "split covers the time after)", tt_an_fmt_ns(a, s->start_early_ns));
+	return buf;
+}
+
+const char *tt_an_fmt_dur(char *buf, int64_t ns, int64_t start_early)
+{
+	char d[32];
+	snprintf(buf, 48, "%s%s", start_early ? "at least " : "", tt_an_fmt_ns(d, ns));
+	return buf;
+}
+
 void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 {
 	const struct tt_an_thread *th = s->thread;
@@ -910,7 +933,8 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	/* PET's words: "@ frame 2323 takes 16.576 ms (0.995 frames)" */
 	if (s->frame)
 		fprintf(out, " @ frame %" PRIu64, s->frame);
-	fprintf(out, " took %s", tt_an_fmt_ns(a, s->dur));
+	char took[48];
+	fprintf(out, " took %s", tt_an_fmt_dur(took, s->dur, s->start_early_ns));
 	if (s->frame_ns)
 		fprintf(out, " (%.3f frames)", (double)s->dur / (double)s->frame_ns);
 	fprintf(out, " (threshold %s, %s) thread ", tt_an_fmt_ns(b, s->threshold),
@@ -920,7 +944,9 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt_an_fmt_ns(c, s->start));
 	if (s->explained)
 		fprintf(out, "; %s of it in spikes above", tt_an_fmt_ns(a, s->explained));
-	char late[128];
+	char late[128], early[TT_AN_START_EARLY_TEXT];
+	if (tt_an_start_early_text(s, early, sizeof early))
+		fprintf(out, "; %s", early);
 	if (tt_an_end_late_text(s, late, sizeof late))
 		fprintf(out, "; %s", late);
 	fputc('\n', out);
@@ -944,11 +970,11 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	for (uint32_t i = first; i < s->depth; i++) {
 		fprintf(out, "  %" PRIu32 ") ", i);
 		tt_an_print_name(out, th, s->stack[i].key);
-		fprintf(out, " %s\n", tt_an_fmt_ns(a, end - s->stack[i].start));
+		fprintf(out, " %s\n", tt_an_fmt_dur(took, end - s->stack[i].start, s->stack[i].start_early));
 	}
 	fprintf(out, "  %" PRIu32 ") ", s->depth);
 	tt_an_print_name(out, th, s->key);
-	fprintf(out, " %s\n", tt_an_fmt_ns(a, s->dur));
+	fprintf(out, " %s\n", tt_an_fmt_dur(took, s->dur, s->start_early_ns));
 	if (s->text) {
 		fputs("  description: ", out);
 		tt_an_print_clean(out, s->text, s->text_len);

@@ -69,6 +69,7 @@ struct tt_an_frame {
 	uint32_t row;
 	uint32_t flags;    /* analysis_internal.h: enum tt_an_frame_flags */
 	uint32_t text_at, text_len; /* its TT_DESCRIBE, in the thread's text */
+	int64_t start_early; /* as tt_an_spike's start_early_ns, from tt_an_thread's */
 };
 
 struct tt_an;
@@ -327,6 +328,10 @@ struct tt_an_thread {
 	/* Set by the caller around closing scopes whose end was among lost events: they
 	 * ended up to this after the end given (-1: how much later not known; 0: recorded) */
 	int64_t end_late;
+	/* Set by the caller around opening scopes whose beginning was not recorded (before
+	 * the oldest record its thread kept, or among lost events): they began up to this
+	 * before the start given (-1: how much earlier not known; 0: recorded) */
+	int64_t start_early;
 };
 
 /* Where a spike's threshold came from (the numbered list above). */
@@ -354,6 +359,10 @@ struct tt_an_spike {
 	 * at start + dur, the split's end, or up to this later (-1: how much later not
 	 * known); 0: its end was recorded */
 	int64_t end_late_ns;
+	/* Its beginning was not recorded (a ring overwrote it, a fork's parent opened it,
+	 * or among lost events): it began at start, or up to this earlier (-1: how much
+	 * earlier not known), and lasted dur at least; 0: its beginning was recorded */
+	int64_t start_early_ns;
 	bool has_split;   /* the thread has states: how its time split (false: no split) */
 	struct tt_an_split split;
 	struct tt_an_causes causes; /* from where, how exact; page faults, stolen time */
@@ -474,6 +483,15 @@ const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t c
 /* Where a spike's end was lost, in words: "its end was among dropped events: it ended
  * up to 24.112 ms later" (NULL: recorded); into buf. */
 const char *tt_an_end_late_text(const struct tt_an_spike *s, char *buf, size_t cap);
+/* Where a spike's beginning was lost, in words: "its beginning was not recorded (before
+ * the oldest record its thread kept: ...): it began earlier, how much not known" (NULL:
+ * recorded); into buf (TT_AN_START_EARLY_TEXT bytes hold it). */
+const char *tt_an_start_early_text(const struct tt_an_spike *s, char *buf, size_t cap);
+#define TT_AN_START_EARLY_TEXT 256
+/* How long a scope lasted, as a spike's line says it: "at least " before a duration
+ * whose beginning was not recorded (start_early: tt_an_spike's start_early_ns); into
+ * buf (48 bytes). */
+const char *tt_an_fmt_dur(char *buf, int64_t ns, int64_t start_early);
 /* Prints a spike as `ticktrace spikes` does: a line about it, its split (or why it
  * has none), a line for each scope around it (with how long it had been open when the
  * spike ended) and itself, the innermost an->print_depth of them, and its
