@@ -174,6 +174,11 @@ int tt__live_start(void)
 	struct tt_os_file made;
 	char said[2 * sizeof lv->path + 160];
 	err = tt_os_live_place(lv->path, sizeof lv->path, &made, said, sizeof said);
+	/* (where the name given cannot take it, the run's name is the default one: the
+	 * live file and the exit's trace there together) */
+	if (err && tt__out_fall_back(err, "the live file", path, sizeof path) == 0 &&
+	    snprintf(lv->path, sizeof lv->path, "%s.live", path) < (int)sizeof lv->path)
+		err = tt_os_live_place(lv->path, sizeof lv->path, &made, said, sizeof said);
 	if (!err)
 		fputs(said, tt__err);
 	int made_err = err;

@@ -623,6 +623,12 @@ static int tt__stream_make_file(struct tt__stream *st)
 	 * (no header refresh). */
 	int err = tt__create_run_file(st->path, sizeof st->path, &st->in_place, st->out,
 				      tt__stream_begin_file, st);
+	/* (where the name given cannot take it, the default name, as the exit's trace) */
+	if (err && tt__out_fall_back(err, "the stream", st->path, sizeof st->path) == 0) {
+		tt__fd_out_init(tt__fd_out(st->out));
+		err = tt__create_run_file(st->path, sizeof st->path, &st->in_place, st->out,
+					  tt__stream_begin_file, st);
+	}
 	if (err)
 		return err;
 	/* (Found again by its name if the program closes it, where the drain shares its

@@ -35,6 +35,9 @@ static uint32_t tt__out_uid; /* the user the output was resolved as, at start (t
 /* A TICKTRACE_OUT that names a directory no file of the run's goes into, "DIR: why"
  * (tt_os_out_dir): the default name taken instead, said at start; "": none. */
 static char tt__out_refused[4096 + 256];
+/* The default name in the directory TICKTRACE_OUT was read from: where the run's file
+ * goes where it cannot be made at the name given (tt__out_fall_back). */
+static char tt__out_fallback[4096];
 
 /* The pattern from TICKTRACE_OUT as it is now; returns the current directory. A
  * directory's (DIR, DIR/) is the default name in it, by the default's rules. */
@@ -63,6 +66,7 @@ static void tt__resolve_pattern(char *cwd, size_t size)
 		name = in > 0 ? in_dir : in < 0 ? TT_OUT_DEFAULT : name;
 	}
 	tt__in_dir(name, cwd, tt__out_pattern, sizeof tt__out_pattern);
+	tt__in_dir(TT_OUT_DEFAULT, cwd, tt__out_fallback, sizeof tt__out_fallback);
 	tt__placed.keep = tt_os_name_is(tt__out_pattern, TT_OUT_DEFAULT);
 }
 
@@ -79,6 +83,42 @@ static int tt__out_path(char *buf, size_t size)
 	if (err || !tt__placed.keep || tt__output_in_place(buf))
 		return err;
 	return tt_os_out_numbered(&tt__out_number, tt_os_process_id(), tt__exec_image, buf, size);
+}
+
+/* The default name, where the run's file would go if it could not be made at the
+ * name given: as tt__out_path, of tt__out_fallback. */
+static int tt__fallback_path(char *buf, size_t size)
+{
+	int err = tt__expand_path(tt__out_fallback, buf, size);
+	return err ? err : tt_os_out_numbered(&tt__out_number, tt_os_process_id(), tt__exec_image, buf, size);
+}
+
+/* Whether `err` (-errno) is the place's, which another directory may not have: not
+ * there, not one, not to be written, full; not the file's (a size limit, EFBIG, is
+ * everywhere), nor the process's (no descriptor, no memory). */
+static bool tt__out_place_refused(int err)
+{
+	static const int place[] = {ENOENT, ENOTDIR, EACCES, EPERM, EROFS, ELOOP, ENAMETOOLONG, EISDIR,
+				    ENOSPC, EDQUOT};
+	for (size_t i = 0; i < sizeof place / sizeof place[0]; i++)
+		if (err == -place[i])
+			return true;
+	return false;
+}
+
+int tt__out_fall_back(int err, const char *what, char *path, size_t size)
+{
+	char fallback[4096];
+	if (!tt__out_place_refused(err) || tt__placed.keep || tt__output_in_place(path) || !tt__out_fallback[0] ||
+	    tt__fallback_path(fallback, sizeof fallback) || strlen(fallback) >= size)
+		return err;
+	fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: %s cannot be made there (%s): the trace goes to %s, "
+		"the default name, instead\n", tt__out_given, what, strerror(-err), fallback);
+	/* (the run's name from now on: its live file, stream, log and exit's trace alike) */
+	snprintf(tt__out_pattern, sizeof tt__out_pattern, "%s", tt__out_fallback);
+	tt__placed.keep = 1;
+	snprintf(path, size, "%s", fallback);
+	return 0;
 }
 
 /* What the image this process exec'd from told (TT_ENV_EXEC_IMAGE, "PID:N:APART:
@@ -214,10 +254,12 @@ void tt__check_out(void)
 		theirs = tt_os_file_theirs(dir, path, &owner, &link);
 		lost = theirs == -EISDIR ? EISDIR : 0;
 	}
-	if (lost)
+	char fallback[4096];
+	if (lost && tt__fallback_path(fallback, sizeof fallback) == 0)
 		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: %s%s%s: the trace cannot be written "
-			"there at exit\n", path, lost == EISDIR ? "" : dir, lost == EISDIR ? "" : ": ",
-			strerror(lost));
+			"there now: at exit, where it still cannot, it goes to %s, the default name, "
+			"instead\n", path, lost == EISDIR ? "" : dir, lost == EISDIR ? "" : ": ", strerror(lost),
+			fallback);
 	else if (theirs > 0) {
 		/* (where the exit puts it: tt_os_file_place's rule) */
 		char beside[sizeof path], tag[24], theirs_why[200];
@@ -581,6 +623,8 @@ int tt__write_default_file(void)
 	char path[4096];
 	int err = tt__default_path(path, sizeof path);
 	if (!err)
+		err = tt__write_run_file(path, sizeof path);
+	if (err && tt__out_fall_back(err, "the trace", path, sizeof path) == 0)
 		err = tt__write_run_file(path, sizeof path);
 	if (!err && !tt__output_in_place(path))
 		tt__list_written(path);

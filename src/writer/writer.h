@@ -44,6 +44,13 @@ void tt__out_lost_why(int err, char *buf, size_t size) TT__HIDDEN;
  * cannot write into; another user's file or link in a sticky one, which only its owner
  * may replace; another user's directory, or their link to one, tt_os_dir_ours). */
 void tt__check_out(void) TT__HIDDEN;
+/* `what` ("the trace", "the stream", "the live file") could not be made at `path`, the
+ * run's name TICKTRACE_OUT gave (err, -errno, the place's: not there, not writable,
+ * full; not a size limit's): the run's name is the default one from
+ * now on, in the directory the run began in, as for a directory it cannot write into,
+ * said (record learns where it went as it learns every file); 0 and the new path in `path`, or `err` where
+ * the name is the default already (or a device's, written in place). */
+int tt__out_fall_back(int err, const char *what, char *path, size_t size) TT__HIDDEN;
 /* This process is one the run's first started (under `ticktrace record`, one the
  * program started), not forked by this image: an exec'd image of a child. */
 int tt__out_is_apart(void) TT__HIDDEN;

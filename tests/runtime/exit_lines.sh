@@ -17,9 +17,31 @@ dir=$(mktemp -d /tmp/tt-test-exit-XXXXXX)
 trap 'rm -rf "$dir"' EXIT INT TERM
 fail() { echo "exit_lines: $*" >&2; exit 1; }
 
-TICKTRACE_OUT="$dir/no-such-dir/run.ttr" timeout 60 "$prog" seq 1 10 2>"$dir/err"
-grep -q "could not write the trace at exit to $dir/no-such-dir/run.ttr: No such file" "$dir/err" ||
-	fail "the error does not name the file: $(cat "$dir/err")"
+# A TICKTRACE_OUT whose directory is not there: the trace at the default name in the
+# directory the run began in, said where it went, in every mode (outside test ot30 F7:
+# stop and ring lost it, said at start and at exit; stream recorded nothing; the form
+# "DIR/" fell back already). A file the default name cannot take either: said, naming it.
+tool=${TT_TEST_TOOL:-ticktrace}
+mkdir "$dir/fb"
+for setting in "TICKTRACE_MODE=stop" "TICKTRACE_MODE=ring" "TICKTRACE_MODE=stream" "TICKTRACE_LIVE=1"; do
+	(cd "$dir/fb" && env $setting TICKTRACE_OUT="$dir/no-such-dir/run.ttr" timeout 60 "$prog" seq 1 10 \
+		>/dev/null 2>"$dir/err") || fail "$setting: the run failed: $(cat "$dir/err")"
+	went=$(ls "$dir/fb")
+	case "$went" in ticktrace-[0-9]*.ttr) ;; *) fail "$setting: not one trace at the default name: $went: $(cat "$dir/err")";; esac
+	grep -q "^ticktrace: TICKTRACE_OUT=$dir/no-such-dir/run.ttr: the \(trace\|stream\|live file\) cannot be made there (No such file or directory): the trace goes to $dir/fb/$went, the default name, instead$" "$dir/err" ||
+		fail "$setting: where it went not said: $(cat "$dir/err")"
+	! grep -q "could not write" "$dir/err" || fail "$setting: said lost: $(cat "$dir/err")"
+	"$tool" info "$dir/fb/$went" >/dev/null 2>&1 || fail "$setting: $went unreadable"
+	rm -f "$dir/fb/"*
+done
+chmod 500 "$dir/fb"
+if ! touch "$dir/fb/x" 2>/dev/null; then
+	(cd "$dir/fb" && TICKTRACE_OUT="$dir/no-such-dir/run.ttr" timeout 60 "$prog" seq 1 10 2>"$dir/err") || true
+	grep -q "could not write the trace at exit to $dir/fb/ticktrace-[0-9]*.ttr: Permission denied" "$dir/err" ||
+		fail "neither place: the error does not name the file: $(cat "$dir/err")"
+fi
+chmod 700 "$dir/fb"
+echo "exit_lines: TICKTRACE_OUT in a directory not there: the trace at the default name, said, in modes stop, ring, stream and with a live file"
 
 # A file the kernel makes and nobody writes: each output there says it is refused, with
 # its path (before: "No such file or directory", /proc's answer to the file ticktrace

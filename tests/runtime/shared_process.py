@@ -49,10 +49,10 @@ def limit_fsize(size):
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY))
 
 
-def run(args, timeout=120, fsize=None, **settings):
+def run(args, timeout=120, fsize=None, cwd=None, **settings):
     return subprocess.run([PROG] + args, env=environment(**settings), capture_output=True,
                           text=True, timeout=timeout,
-                          preexec_fn=limit_fsize(fsize) if fsize else None)
+                          preexec_fn=limit_fsize(fsize) if fsize else None, cwd=cwd)
 
 
 # ---- signals (item 3) ----
@@ -180,7 +180,10 @@ def out_said_at_start(tmp, shared):
     open(roots_file, "w").close()
     os.symlink(roots_file, roots_link)
     theirs = made(os.path.join(shared, "nobodys-out"), "0755", as_nobody)
-    cant = "the trace cannot be written there at exit\n"
+    # (where the exit cannot write it, the default name in the start directory, tmp:
+    # which nobody cannot write into either, said, naming it; DEFAULT: that name)
+    cant = "the trace cannot be written there now: at exit, where it still cannot, it goes to DEFAULT, the " \
+           "default name, instead\n"
     sticky = "is there, in a directory with the sticky bit, which only they may replace: the trace is " \
              "written beside it at exit, as "
     cases = [
@@ -195,8 +198,10 @@ def out_said_at_start(tmp, shared):
     ]
     for user, out, mode, said, fails in cases:
         who = "nobody" if user else "root"
-        p, pid = start_waiting(dict(TICKTRACE_OUT=out, TICKTRACE_MODE=mode), user=user)
+        p, pid = start_waiting(dict(TICKTRACE_OUT=out, TICKTRACE_MODE=mode), user=user, cwd=tmp)
         early = said_at_start(p)
+        fallback = os.path.join(tmp, default_name(pid))
+        said = said.replace("DEFAULT", fallback) if said else said
         status, err = finish(p)
         print(f"{who}'s run, TICKTRACE_OUT={out}, mode {mode}: exit {status}; at start: {early.strip()!r}")
         check(status == 0, f"{who}, {out}: the program ended by itself, exit 0 (not {status}): {err}")
@@ -220,9 +225,11 @@ def out_said_at_start(tmp, shared):
             continue
         check(early == (f"ticktrace: TICKTRACE_OUT={out}: {said}" if said else ""),
               f"{who}, {out}: said at start: {early!r}")
-        lost = f"ticktrace: could not write the trace at exit to {out}: {fails}\n" if fails else None
+        lost = f"ticktrace: TICKTRACE_OUT={out}: the trace cannot be made there ({fails}): the trace goes to " \
+               f"{fallback}, the default name, instead\nticktrace: could not write the trace at exit to " \
+               f"{fallback}: {fails}\n" if fails else None
         if lost:
-            check(err.endswith(lost), f"{who}, {out}: the exit's line as before: {err!r}")
+            check(err.endswith(lost), f"{who}, {out}: the exit's lines, both places named: {err!r}")
         else:
             check(not err and st and stat.S_ISREG(st.st_mode) and st.st_uid == (NOBODY.pw_uid if user else 0),
                   f"{who}, {out}: the trace written, nothing said at exit: {st} {err!r}")
@@ -257,10 +264,14 @@ def dropped_user(tmp):
            "starts: ticktrace(7), PROCESSES)\n")
     drop = ["drop", str(NOBODY.pw_uid), str(NOBODY.pw_gid)]
     out = os.path.join(tmp, "dropped-stop.ttr")
-    p = run(drop, TICKTRACE_OUT=out, TICKTRACE_MODE="stop")
+    p = run(drop, TICKTRACE_OUT=out, TICKTRACE_MODE="stop", cwd=tmp)
     print(f"root dropping to nobody, mode stop: exit {p.returncode}: {p.stderr.strip()}")
+    # (nor at the default name in the start directory, root's too: both said)
     check(p.returncode == 0 and not os.path.lexists(out) and
-          p.stderr.endswith(f"ticktrace: could not write the trace at exit to {out}: Permission denied{why}"),
+          re.search(f"ticktrace: TICKTRACE_OUT={re.escape(out)}: the trace cannot be made there \\(Permission "
+                    f"denied\\): the trace goes to ({re.escape(tmp)}/ticktrace-[0-9]+\\.ttr), the default name, "
+                    f"instead\nticktrace: could not write the trace at exit to \\1: Permission denied"
+                    f"{re.escape(why)}$", p.stderr),
           f"mode stop, the user dropped: the loss not said with why: exit {p.returncode}: {p.stderr!r}")
     out = os.path.join(tmp, "dropped-stream.ttr")
     p = run(drop, TICKTRACE_OUT=out, TICKTRACE_MODE="stream")
