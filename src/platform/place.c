@@ -241,15 +241,17 @@ int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struc
 		 * directory with the sticky bit, /tmp: the trace is never lost for it.) */
 		int theirs = err == -EPERM || err == -EACCES;
 		if (err == -EEXIST || err == -EBUSY || theirs) {
+			const char *what = run->what ? run->what : "trace";
+			const char *setting = run->setting ? run->setting : "TICKTRACE_OUT";
 			/* (the line begun with the name taken, ended with this one's) */
-			int n = snprintf(said, said_size,
-					 theirs ? "ticktrace: %s: another user's file is there, which this user may "
-						  "not replace: this one's is "
-					 : pid_named ? "ticktrace: %s: a process of this run before this one, with the "
-						       "same pid (the system reused it), put its trace there: this one's is "
-						     : "ticktrace: %s: another process put its trace there since this one "
-						       "started (the same TICKTRACE_OUT, without %%p): this one's is ",
-					 path);
+			int n = theirs ? snprintf(said, said_size, "ticktrace: %s: another user's file is there, which "
+						  "this user may not replace: this one's is ", path)
+				: pid_named ? snprintf(said, said_size, "ticktrace: %s: a process of this run before this "
+						       "one, with the same pid (the system reused it), put its %s there: "
+						       "this one's is ", path, what)
+					    : snprintf(said, said_size, "ticktrace: %s: another process put its %s there "
+						       "since this one started (the same %s, without %%p): this one's "
+						       "is ", path, what, setting);
 			err = tt_os_pid_tag(path, size);
 			if (!err)
 				err = tt_os_file_put(made, path);

@@ -482,6 +482,9 @@ struct tt_os_run_file {
 	 * there not this process's own is another run's, never replaced, whatever its age:
 	 * this one's goes at the next free number, `path`-N (struct tt_os_out_number). */
 	int keep;
+	/* What the file is and the setting that named it, as the lines say them (NULL:
+	 * "trace", "TICKTRACE_OUT"; the spike log's, "spike log", "TICKTRACE_SPIKES") */
+	const char *what, *setting;
 };
 /* The run's file, complete (or a stream's, held while it is written) under made->tmp,
  * put at `path`: where nothing is; over a file there from before the run began, or

@@ -329,13 +329,16 @@ static int tt__spikes_open_log(struct tt__spikes *sp, const char *dest)
 		*path = 0; /* (not a path: cut short) */
 		return err;
 	}
-	/* A new file renamed into place, as the trace: a link or a file planted
-	 * at PATH is replaced, not written through; a device or FIFO is written.
-	 * (None made below a small limit, where none is kept.) */
+	/* A new file put in place as the trace at a name given: a link or a file from
+	 * before the run at PATH is replaced, not written through; another process's
+	 * there (another run's of the same name, still logging) is kept, this one's beside
+	 * it, said; a device or FIFO is written. (None made below a small limit, where
+	 * none is kept.) */
 	int in_place;
 	err = tt__fd_room();
 	if (!err)
-		err = tt__fd_keep(&sp->log, (struct tt_os_file){tt__open_output(path, &in_place)});
+		err = tt__fd_keep(&sp->log, (struct tt_os_file){tt__open_output(dest, path, sizeof sp->path, "spike log",
+										 "TICKTRACE_SPIKES", &in_place)});
 	if (err)
 		return err;
 	sp->out = tt__fd_stdio(&sp->log);

@@ -175,6 +175,10 @@ static int tt__log_rewrite(struct tt__spikes_bound *b, struct tt__fd *log, const
 	struct tt_os_file file;
 	struct tt__fd fresh = TT__FD_NONE;
 	int err = tt_os_file_new(path, 1, &file, &made);
+	if (!err && (err = tt_os_file_hold(&file))) { /* (held while written, as it was made) */
+		tt_os_file_close(&file);
+		tt_os_file_discard(&made);
+	}
 	if (!err && (err = tt__fd_keep(&fresh, file)))
 		tt_os_file_discard(&made);
 	if (!err) {

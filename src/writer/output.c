@@ -412,20 +412,38 @@ int tt__open_in_place(const char *path)
 	return err ? err : (int)device.handle;
 }
 
-int tt__open_output(const char *path, int *in_place)
+/* Whether the run's files named by `pattern` have the pid in their names: a file there
+ * of a process of this run before this one had its pid, which the system reused. */
+static bool tt__pid_named(const char *pattern)
 {
-	*in_place = tt__output_in_place(path);
-	return *in_place ? tt__open_in_place(path) : tt__create_new(path);
+	return tt__forked || tt__out_apart || strstr(pattern, "%p");
 }
 
-int tt__create_new(const char *path)
+int tt__open_output(const char *pattern, char *path, size_t size, const char *what, const char *setting,
+		    int *in_place)
 {
+	*in_place = tt__output_in_place(path);
+	if (*in_place)
+		return tt__open_in_place(path);
 	struct tt_os_new_file made;
 	struct tt_os_file file;
-	int err = tt_os_file_new(path, 0, &file, &made);
+	int err = tt_os_file_new(path, 1, &file, &made);
 	if (err)
 		return err;
-	err = tt_os_file_put(&made, path);
+	/* (held while this process writes it: another run's given the same name goes
+	 * beside it, as this one beside another's, by the trace's rule) */
+	err = tt_os_file_hold(&file);
+	if (!err)
+		err = tt_os_file_name(&file, path, &made);
+	if (!err && made.tmp[0]) {
+		struct tt_os_run_file run = {.since_ns = (int64_t)tt__out_since.tv_sec * 1000000000 +
+							 tt__out_since.tv_nsec,
+					     .what = what, .setting = setting};
+		char said[2 * 4096 + 256];
+		err = tt_os_file_place(&made, path, size, &run, tt__pid_named(pattern), said, sizeof said);
+		if (!err)
+			fputs(said, tt__err);
+	}
 	if (err) {
 		tt_os_file_discard(&made);
 		tt_os_file_close(&file);
@@ -453,7 +471,7 @@ static int tt__place_run_file(struct tt_os_new_file *made, char *path, size_t si
 	char said[2 * 4096 + 256];
 	/* (A name with the pid in it: a process of the run before this one had its pid,
 	 * which the system reused.) */
-	bool pid_named = tt__forked || tt__out_apart || strstr(tt__out_pattern, "%p");
+	bool pid_named = tt__pid_named(tt__out_pattern);
 	tt__placed.since_ns = (int64_t)tt__out_since.tv_sec * 1000000000 + tt__out_since.tv_nsec;
 	int err = tt_os_file_place(made, path, size, &tt__placed, pid_named, said, sizeof said);
 	if (!err && said[0])

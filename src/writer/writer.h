@@ -102,13 +102,16 @@ int tt__output_theirs(const char *path, char *why, size_t size) TT__HIDDEN;
 /* Opens such an output for writing (a named descriptor: a copy of it); -EPIPE for a
  * FIFO that no one reads. */
 int tt__open_in_place(const char *path) TT__HIDDEN;
-/* An output written while the program runs: a new file (tt_os_file_new, named:
- * exclusively, mode 0600, beside `path`) renamed into place at once, so that a file
- * or link planted at `path` is replaced, never written through; or a device or FIFO
- * in place (*in_place). The descriptor (readable too when it is a file), or -errno. */
-int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
-/* Only the first: always a new file. */
-int tt__create_new(const char *path) TT__HIDDEN;
+/* An output of the run's written while the program runs (`what`, "spike log", at the
+ * name `setting` gave, `pattern` expanded into `path`): a new file (tt_os_file_new:
+ * mode 0600, a link planted at `path` replaced, never written through), held while
+ * the process writes it, put where the run's trace would go at a name given
+ * (tt_os_file_place: over a file from before the run began; beside one another process
+ * wrote since, or writes now, or another user's in a sticky directory, `path`
+ * rewritten, said); or a device or FIFO in place (*in_place). The descriptor (readable
+ * too when it is a file), or -errno. */
+int tt__open_output(const char *pattern, char *path, size_t size, const char *what, const char *setting,
+		    int *in_place) TT__HIDDEN;
 /* tt__open_output for the run's own streamed file, kept in tt__fd_out(out): its
  * beginning written by `first` before it is placed as tt__write_run_file_with places
  * one, and held (flock) until it is closed. 0, or -errno (no file left). */

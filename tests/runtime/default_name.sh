@@ -19,6 +19,12 @@
 #   snapshots: two runs of pid 1 into one TICKTRACE_SNAPSHOTS: the first's files kept,
 #            unchanged, the second's spike-1.1-N-NAME.ttr, said (before: the second's
 #            spike-1-N-NAME.ttr replaced the first's).
+#   spike log: TICKTRACE_SPIKES, a name given, placed as TICKTRACE_OUT's given name is
+#            (outside test ot30 F5: a second run of pid 1 replaced the log a first was
+#            still writing, its spikes lost, nothing said): a second run of pid 1 while
+#            the first logs keeps the first's log whole and writes its own beside it,
+#            log.1.jsonl, said; a third, after both, replaces the older log, as a trace
+#            at a name given replaces an older file.
 #   default_name.sh PROGRAM   (tt_longrun_prog; TT_TEST_TOOL: the command)
 set -euo pipefail
 prog=$(realpath "$1")
@@ -108,3 +114,21 @@ grep -q "^ticktrace: $dir/snaps: snapshots of a run before this one are there (.
 	fail "snapshots: the second run's names not said: $(cat err.1)"
 "$tool" info "snaps/$(ls snaps | grep '^spike-1\.1-' | head -1)" > /dev/null || fail "snapshots: the second run's unreadable"
 echo "default_name: snapshots: a second run of pid 1 kept the first's, its own numbered, said"
+
+rm -rf ./*
+gated TICKTRACE_OUT=/dev/null TICKTRACE_SPIKES="$dir/log.jsonl" TICKTRACE_SPIKE_THRESHOLD=10ms
+for _ in $(seq 600); do grep -q '"slow"' log.jsonl 2>/dev/null && break; sleep 0.1; done
+grep -q '"slow"' log.jsonl || fail "spike log: the first run logged no slow spike in 60 s: $(cat err)"
+ns env TICKTRACE_OUT=/dev/null TICKTRACE_SPIKES="$dir/log.jsonl" TICKTRACE_SPIKE_THRESHOLD=10ms "$prog" seq 1 10 2>err.second ||
+	fail "spike log: the second run failed: $(cat err.second)"
+echo '"go"' > gate
+wait "$gated_pid" || fail "spike log: the first run failed: $(cat err)"
+grep -q '"slow"' log.jsonl && [ -f log.1.jsonl ] && ! grep -q '"slow"' log.1.jsonl ||
+	fail "spike log: files $(ls | tr '\n' ' '): the first run's log not kept whole, the second's not beside it"
+grep -q "^ticktrace: $dir/log.jsonl: another process put its spike log there since this one started (the same TICKTRACE_SPIKES, without %p): this one's is $dir/log.1.jsonl$" err.second ||
+	fail "spike log: the second run's not said: $(cat err.second)"
+ns env TICKTRACE_OUT=/dev/null TICKTRACE_SPIKES="$dir/log.jsonl" TICKTRACE_SPIKE_THRESHOLD=10ms "$prog" seq 1 10 2>err.third ||
+	fail "spike log: the third run failed: $(cat err.third)"
+! grep -q '"slow"' log.jsonl && [ ! -s err.third ] ||
+	fail "spike log: the third run did not replace the older log as a trace's given name is: $(cat err.third)"
+echo "default_name: spike log: a second run of pid 1 while the first logs: the first's kept, its own beside it, said"

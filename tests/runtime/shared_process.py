@@ -354,7 +354,8 @@ def out_dir_of_users(tmp, shared):
 def spikes_theirs(shared):
     """nobody's run, daemon's FIFO at TICKTRACE_SPIKES in a sticky directory: not
     written, and said as another user's file, as every output says it (it said only
-    "Operation not permitted": outside test r49 F8)."""
+    "Operation not permitted": outside test r49 F8); the log beside it, as the trace
+    at a name given goes (ot30 F5: it was not written at all)."""
     path = os.path.join(shared, "daemons-spikes.log")
     reader = plant(path, as_daemon)
     p, pid = start_waiting(dict(TICKTRACE_OUT=os.path.join(shared, "t5.ttr"), TICKTRACE_SPIKES=path,
@@ -364,9 +365,11 @@ def spikes_theirs(shared):
     print(f"nobody's run, daemon's FIFO at TICKTRACE_SPIKES: exit {status}, {len(leaked)} bytes read: "
           f"{err.strip()}")
     check(status == 0 and not leaked, f"daemon's FIFO: the run ended, nothing written to it: {err}")
-    check(f"ticktrace: cannot log spikes to {path} (TICKTRACE_SPIKES={path}): another user's file "
-          f"(uid {DAEMON.pw_uid}) is there, in a directory with the sticky bit, which only they may "
-          f"replace\n" in err, f"daemon's FIFO at TICKTRACE_SPIKES said as another user's: {err}")
+    mine = beside(path, pid)
+    check(f"ticktrace: {path}: another user's file is there, which this user may not replace: this one's is "
+          f"{mine}\n" in err and os.path.isfile(mine) and os.stat(mine).st_uid == NOBODY.pw_uid,
+          f"daemon's FIFO at TICKTRACE_SPIKES said as another user's, the log beside it: {err}")
+    os.unlink(mine)
 
 
 def finish(p, timeout=60):
