@@ -254,12 +254,14 @@ void tt__check_out(void)
 		theirs = tt_os_file_theirs(dir, path, &owner, &link);
 		lost = theirs == -EISDIR ? EISDIR : 0;
 	}
-	char fallback[4096];
+	/* (where it goes then, as the exit falls back; none: too long a path) */
+	char fallback[4096], then[sizeof fallback + 96] = " at exit";
 	if (lost && tt__fallback_path(fallback, sizeof fallback) == 0)
-		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: %s%s%s: the trace cannot be written "
-			"there now: at exit, where it still cannot, it goes to %s, the default name, "
-			"instead\n", path, lost == EISDIR ? "" : dir, lost == EISDIR ? "" : ": ", strerror(lost),
-			fallback);
+		snprintf(then, sizeof then, " now: at exit, where it still cannot, it goes to %s, the default name, "
+			 "instead", fallback);
+	if (lost)
+		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: %s%s%s: the trace cannot be written there%s\n", path,
+			lost == EISDIR ? "" : dir, lost == EISDIR ? "" : ": ", strerror(lost), then);
 	else if (theirs > 0) {
 		/* (where the exit puts it: tt_os_file_place's rule) */
 		char beside[sizeof path], tag[24], theirs_why[200];
