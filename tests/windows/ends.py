@@ -49,7 +49,8 @@ deep:   a TICKTRACE_OUT in a directory whose path is longer than MAX_PATH (260),
         the program itself can write (fixed buffers of MAX_PATH refused them: "File
         name too long", no trace: outside test r51, #1). (Wine starts no process in a
         working directory that deep: "could not open working directory".)
-settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
+settings: a TICKTRACE_OUT longer than 1,023 bytes said, the trace at the default name
+        instead, said (as any name its file cannot be made at: outside test ot30 F7);
         TICKTRACE and TICKTRACE_SCHED's bad values said; TICKTRACE_LOG, which Windows
         has not (the lines stay on stderr), said once, and no other: the report, the
         spike log and the snapshots' settings run as on Linux (the profile on stderr,
@@ -412,8 +413,10 @@ def settings(ticktrace, wrapper, exe, d):
     long_out = "x" * 1100 + ".ttr"
     p = program(wrapper, exe, d, {"TICKTRACE_OUT": long_out}, "plain")
     left = [f for f in os.listdir(d) if f.endswith(".ttr")]
-    if "File name too long" not in p.stderr or left:
+    if "(File name too long): the trace goes to " not in p.stderr or ", the default name, instead" not in p.stderr \
+            or len(left) != 1 or not left[0].startswith("ticktrace-"):
         fail(f"settings: a TICKTRACE_OUT of {len(long_out)} bytes: files {left}, said: {p.stderr!r}")
+    os.remove(os.path.join(d, left[0]))
     ttr = os.path.join(d, "set.ttr")
     env = {"TICKTRACE_OUT": wine_path(ttr), "TICKTRACE": "no", "TICKTRACE_SCHED": "bogus",
            "TICKTRACE_SPIKES": "sp.jsonl", "TICKTRACE_REPORT": "stderr", "TICKTRACE_MODE": "RING",
