@@ -9,15 +9,21 @@
 
 #define TT_OS_NUMBERED_MAX 9999 /* (the numbers a default name tries; past them: -EEXIST) */
 
+const char *tt_os_last_separator(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+	const char *back = strrchr(path, '\\');
+	slash = back > slash ? back : slash;
+#endif
+	return slash;
+}
+
 int tt_os_name_tag(char *path, size_t size, const char *tag)
 {
 	size_t len = strlen(path), n = strlen(tag);
-	char *base = strrchr(path, '/');
-#ifdef _WIN32
-	char *back = strrchr(path, '\\');
-	base = back > base ? back : base;
-#endif
-	base = base ? base + 1 : path;
+	const char *sep = tt_os_last_separator(path);
+	char *base = sep ? path + (sep - path) + 1 : path;
 	char *dot = strrchr(base, '.');
 	size_t at = dot && dot != base ? (size_t)(dot - path) : len;
 	if (len + n >= size)
@@ -63,11 +69,7 @@ int tt_os_out_dir(const char *given, const char *there, const char *name, char *
 
 int tt_os_name_is(const char *path, const char *name)
 {
-	const char *base = strrchr(path, '/');
-#ifdef _WIN32
-	const char *back = strrchr(path, '\\');
-	base = back > base ? back : base;
-#endif
+	const char *base = tt_os_last_separator(path);
 	return strcmp(base ? base + 1 : path, name) == 0;
 }
 

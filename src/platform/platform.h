@@ -509,6 +509,8 @@ int tt_os_live_place(char *path, size_t size, struct tt_os_file *file, char *sai
 int tt_os_name_tag(char *path, size_t size, const char *tag);
 /* Whether the file name in `path` (after its last separator) is `name`. */
 int tt_os_name_is(const char *path, const char *name);
+/* `path`'s last separator (Windows: '\\' too), NULL where none. */
+const char *tt_os_last_separator(const char *path);
 /* The number a run's file at the default name takes, "-N" before its extension
  * (run->keep: another run's of the same pid is there), chosen once, as the process
  * (pid, and image: Linux's exec'd images each choose their own) first names it: the

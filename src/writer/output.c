@@ -220,10 +220,14 @@ int tt__default_path(char *buf, size_t size)
 /* The directory of an absolute `path` into dir; 0, or -1 where it has none. */
 static int tt__dir_of(const char *path, char *dir, size_t size)
 {
-	const char *slash = strrchr(path, '/');
+	/* (Windows' backslash too: a TICKTRACE_OUT of C:\traces\run.ttr in a folder not
+	 * there was said only as the exit lost the run, outside test ot31w D2) */
+	const char *slash = tt_os_last_separator(path);
 	if (!slash)
 		return -1;
-	snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	/* (a root keeps its separator: "/", "C:\") */
+	int root = slash == path || slash[-1] == ':';
+	snprintf(dir, size, "%.*s", (int)(slash - path) + root, path);
 	return 0;
 }
 

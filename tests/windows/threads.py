@@ -80,6 +80,12 @@ def out_names(wrapper, exe, d):
             ", the default name, instead" not in p.stderr or len(went) != 1:
         fail(f"a file that cannot be written there not said with its path, nor at the default name: "
              f"{p.stderr} {sorted(os.listdir(d))}")
+    # (said as the run starts too, its folder named with Windows' backslashes: before,
+    # only '/' was a separator there, and the run said nothing until its exit: outside
+    # test ot31w D2)
+    if f"ticktrace: TICKTRACE_OUT={missing}: {missing.rsplit(chr(92), 1)[0]}: " not in p.stderr or \
+            "the trace cannot be written there now" not in p.stderr:
+        fail(f"a folder not there, named with backslashes, not said as the run starts: {p.stderr}")
     os.remove(os.path.join(d, went[0]))
     print("TICKTRACE_OUT: non-ASCII names written as named; one that cannot be, at the default name, said")
 
