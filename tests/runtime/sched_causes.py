@@ -897,17 +897,25 @@ def refused_loaded(tmp):
     # load stretched the run; 60 to 134 with the test's loops alone or a suite beside
     # them), where main's code left 172 to 202)
     check(len(big) >= 120, "%s: %d spikes of 5 ms and more, not 120" % (label, len(big)))
-    if SANITIZED and len(unsplit) * 5 > len(big) * 3:
-        # (a sanitizer build's readings cost tt-sched several times more CPU time: the
-        # same budget reads fewer, 167 to 187 of 240 left unread under ASan with the
-        # test's loops alone; each says the budget)
-        print("%s: %d unsplit in a sanitizer build (%s): the exit line must say the budget"
-              % (label, len(unsplit), SANITIZED))
+    # Where more are left unsplit, the budget is what bound, said at exit and spent:
+    # - a sanitizer build's readings cost tt-sched several times more CPU time: the same
+    #   budget reads fewer, 167 to 187 of 240 left unread under ASan with the test's
+    #   loops alone;
+    # - a run the load does not stretch (the test's loops alone, no other work: 0.6 s of
+    #   wall time, no core free, against 1.2 to 1.9 s beside other work) has little of
+    #   one CPU's time to pay for its spikes' readings (1 %: 6 ms for 240 spikes, each
+    #   reading 20 to 40 us and each wake-up 50 to 120 us of tt-sched's CPU time on this
+    #   VM): 149 to 203 of 240 unsplit in 8 runs of 25 so, each of its three attempts
+    #   (CI 31a and 31c failed here), tt-sched's CPU time 0.9 of its shares.
+    shares = idle_allowance(wall, process) + max(process * 0.003, wall * 0.001) + wall * 0.01
+    if len(unsplit) * 5 > len(big) * 3:
+        print("%s: %d unsplit (%s): the exit line must say the budget, tt-sched's CPU time %.2f ms near its "
+              "shares' %.2f ms" % (label, len(unsplit), SANITIZED or "a short run", sched / 1e6, shares / 1e6))
         check("reached its budget" in err, "%s: %d unsplit, the exit line does not say the budget: %r"
               % (label, len(unsplit), err))
-    else:
-        check(len(unsplit) * 5 <= len(big) * 3,
-              "%s: %d of %d spikes of 5 ms and more without a split: %s" % (label, len(unsplit), len(big), err))
+        check(SANITIZED or sched >= 0.75 * shares,
+              "%s: %d of %d spikes of 5 ms and more without a split, tt-sched's CPU time %.2f ms, not near its "
+              "shares' %.2f ms: %s" % (label, len(unsplit), len(big), sched / 1e6, shares / 1e6, err))
     # Its cost, honest: the budget (its shares, and at most the idle allowance budget()
     # allows) and what the spikes paid back, 1 % of one CPU's time at most, within 1 ms
     # (a look under way as the last was charged)
