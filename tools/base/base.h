@@ -135,6 +135,10 @@ extern bool tt_stdout_closed;
 /* A command whose output goes to stdout: 0, or where stdout was closed -1 after saying
  * so (`instead`: what the user can do, or NULL), before any work. */
 int tt_stdout_needed(const char *instead);
+/* Where the file name in `path` begins: past its last directory separator ('/'; on
+ * Windows '\\' too, and a drive's colon: "C:out.json"), as each system reads a path
+ * (os_linux.c, os_windows.c). */
+const char *tt_os_file_name(const char *path);
 /* The command's arguments in UTF-8: Windows' as its command line has them (UTF-16),
  * not in the ANSI code page; Linux's as they are. */
 void tt_os_utf8_args(int *argc, char ***argv);
