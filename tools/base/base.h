@@ -174,6 +174,9 @@ void tt_out_remove_stale(const char *dir, bool (*of)(const char *name, void *ctx
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);
+/* tt_out_open, its directory's stale temporary files of its name removed already (one
+ * tt_out_remove_stale for a split's shards, not one a shard). */
+int tt_out_open_swept(struct tt_out *o, const char *path, bool force);
 /* What tt_out_open refuses before any work: stdout ("-") where it was closed. 0, or -1
  * after saying so. */
 int tt_out_possible(const char *path);

@@ -728,7 +728,8 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		return tt_error("%s: more than %u shards, past the %u digits of their names: a "
 				"larger --split", opts->output, sh->number - 1, sp->width);
 	if (tt_out_apart(sh->name, opts->inputs, opts->ninputs) < 0 ||
-	    tt_out_open(&sh->out, sh->name, opts->force) < 0)
+	    (opts->shard ? tt_out_open(&sh->out, sh->name, opts->force)
+			 : tt_out_open_swept(&sh->out, sh->name, opts->force)) < 0)
 		return -1;
 	sh->written = true;
 	if (sp->format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&sh->out, opts->compress) < 0)
@@ -1035,7 +1036,8 @@ static int tt_split_start(struct tt_sink *s, const struct tt_trace *t)
 		return -1;
 	sp->width = tt_shard_width(t, sp->opts->split);
 	/* the shards' temporary files a split killed outright left, of any number (this
-	 * split's own numbers would remove only theirs) */
+	 * split's own numbers would remove only theirs): one look at the directory for all
+	 * of them, not one a shard (tt_out_open_swept) */
 	char *dir = sp->opts->shard ? NULL : tt_output_dir(sp->opts->output);
 	struct tt_shard_stem stem = tt_shard_stem(sp->opts->output);
 	if (dir)
