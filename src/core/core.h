@@ -492,6 +492,17 @@ extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without 
  * that a signal handler's events are not taken for re-entry, or during start-up, where
  * a handler's event would wait on the same lock. */
 extern __thread int tt__in_slow_path TT__HIDDEN __attribute__((tls_model("initial-exec")));
+/* Whether ticktrace is off this run (TICKTRACE=0, or start-up failed), starting it
+ * first: a thread's first event or name may come before the constructor ran, which says
+ * whether it is on. Not while start-up runs on this thread (tt__in_slow_path): it would
+ * wait for itself. */
+static inline int tt__started_off(void)
+{
+	const struct tt__mode_ops *mode = __atomic_load_n(&tt__mode, __ATOMIC_ACQUIRE);
+	if (mode->start && !tt__in_slow_path)
+		mode->start();
+	return tt__config.off;
+}
 /* The records that describe a slot's open gap (none: returns 0), for a last EVENTS
  * section. */
 size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT__HIDDEN;

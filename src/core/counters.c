@@ -641,33 +641,45 @@ void tt__counters_read_now(struct tt__slot *slot)
 		tt__counters_read_here(slot, slot->tid == tt_os_thread_id());
 }
 
-/* Whether the records in [begin, end) hold a stretch of `ticks` or more after TSC
- * `since` between two with a time (a scope that long with nothing recorded inside it;
- * *from: the TSC of the record that began the latest such, *to of the one that ended
- * it), or all come after it where `more` records came before them (those of earlier
- * chunks, not read: as if they did; *from 0, *to the TSC of the earliest, as the
- * stretch ended before it). *last: the TSC of the last record with a time (0: none). */
-static int tt__records_gap(const struct tt_record *begin, const struct tt_record *end, uint64_t since,
-			   uint64_t ticks, int more, uint64_t *from, uint64_t *to, uint64_t *last)
+/* A stretch of a thread's records with nothing recorded inside it (a scope that long),
+ * found or not: the TSC of the record that began it (0: before the records read) and of
+ * the one that ended it. */
+struct tt__records_gap {
+	int found;
+	uint64_t from, to;
+};
+
+/* Whether the records in [begin, end) hold a stretch of ticks[k] or more after TSC
+ * `since` between two with a time, for each of the first `n` lengths (ascending), in one
+ * walk from the end: gaps[k], the latest such; or all come after `since` where `more`
+ * records came before them (those of earlier chunks, not read: as if they did; from 0,
+ * to the TSC of the earliest, as the stretch ended before it). *last: the TSC of the
+ * last record with a time (0: none). */
+static void tt__records_gaps(const struct tt_record *begin, const struct tt_record *end, uint64_t since,
+			     const uint64_t *ticks, size_t n, int more, struct tt__records_gap *gaps,
+			     uint64_t *last)
 {
 	uint64_t later = 0;
-	*from = *last = 0;
+	size_t k = 0;
+	*last = 0;
 	for (const struct tt_record *r = end; r-- > begin;) {
 		unsigned kind = TT_RECORD_KIND(r->word);
 		if (!TT_RECORD_HAS_TIME(kind) && kind != TT_REC_END && kind != TT_REC_FUNC_EXIT)
 			continue;
 		*last = *last ? *last : r->tsc;
-		if (later && later - (r->tsc > since ? r->tsc : since) >= ticks) {
-			*from = r->tsc;
-			*to = later;
-			return 1;
+		/* (a stretch as long as a longer length is as long as the shorter ones) */
+		for (; k < n && later && later - (r->tsc > since ? r->tsc : since) >= ticks[k]; k++)
+			gaps[k] = (struct tt__records_gap){1, r->tsc, later};
+		if (k == n)
+			return;
+		if (r->tsc <= since) {
+			more = 0;
+			break;
 		}
-		if (r->tsc <= since)
-			return 0;
 		later = r->tsc;
 	}
-	*to = later;
-	return more;
+	for (; k < n; k++)
+		gaps[k] = (struct tt__records_gap){more, 0, later};
 }
 
 void tt__counters_read_at_exit(struct tt__slot *slot)
@@ -700,32 +712,34 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, slot->current, &begin, &end);
 	int more = slot->first != slot->current;
-	uint64_t after = tt__counters_ticks(TT__COUNTERS_AFTER_NS, hz), from, to, last;
-	if (!tt__records_gap(begin, end, since, after, more, &from, &to, &last))
-		return;
 	/* Past tt-sched's budget, as it would not begin to read it either: only one of a
 	 * spike's length (it pays for its reading); a shorter one is left unread, counted
 	 * with tt-sched's (its spike names the budget). The benchmark's 64 threads each
 	 * read the end of their last 2 ms sleep at their exit, 12 to 15 us outside the
 	 * budget, those the budget left unread too (a watched one's end is still read:
 	 * most of them, 32 to 45 of 64 at load 8 to 19). */
-	uint64_t spike_from, spike_to;
-	int spike = tt__counters_past && tt__records_gap(begin, end, since, tt__counters_ticks(TT__COUNTERS_SPIKE_NS, hz),
-							 more, &spike_from, &spike_to, &last);
+	int past = tt__counters_past;
+	uint64_t after = tt__counters_ticks(TT__COUNTERS_AFTER_NS, hz), last;
+	const uint64_t ticks[2] = {after, tt__counters_ticks(TT__COUNTERS_SPIKE_NS, hz)};
+	_Static_assert(TT__COUNTERS_AFTER_NS <= TT__COUNTERS_SPIKE_NS, "tt__records_gaps: lengths ascending");
+	struct tt__records_gap gaps[2];
+	tt__records_gaps(begin, end, since, ticks, past ? 2 : 1, more, gaps, &last);
+	if (!gaps[0].found)
+		return;
+	int spike = past && gaps[1].found;
+	const struct tt__records_gap *gap = &gaps[spike];
 	/* And only the end of the thread's last record, or one lately: a reading at its
 	 * exit bounds an end further back, with records after it, no better than none (the
 	 * benchmark's 64 threads on 2 CPUs, each kept off them 5 ms and more in a scope
 	 * tens of ms before their exit, read that end at their exit: 50 to 64 readings of
 	 * 15 to 30 us a child, about 1 % of its CPU time). */
-	uint64_t ended = spike ? spike_to : to;
-	if ((!tt__counters_past || spike) && (ended == last || now.tsc - ended <= after)) {
+	if ((!past || spike) && (gap->to == last || now.tsc - gap->to <= after)) {
 		tt__counters_read_here(slot, TT__COUNTERS_EXITING);
 		return;
 	}
-	from = spike ? spike_from : from;
-	if (!tt__counters_past || (from && c->unread_scope == from)) /* (tt-sched counted it) */
+	if (!past || (gap->from && c->unread_scope == gap->from)) /* (tt-sched counted it) */
 		return;
-	c->unread_scope = from;
+	c->unread_scope = gap->from;
 	c->unread++;
 	__atomic_add_fetch(&tt__counters_unread, 1, __ATOMIC_RELAXED);
 }

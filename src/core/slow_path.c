@@ -281,11 +281,7 @@ static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint
 				__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
 			return;
 		}
-		/* The thread's first event may come before the constructor ran. */
-		const struct tt__mode_ops *mode = __atomic_load_n(&tt__mode, __ATOMIC_ACQUIRE);
-		if (mode->start)
-			mode->start();
-		if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
+		if (tt__started_off() || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
 			return;
 		uintptr_t tp = tt_os_thread_key();
 		slot = tt__find_slot(tp);

@@ -22,18 +22,6 @@ void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct t
 	tt__record_slow(word, value, tsc, entry, entry ? entry->cursor - size : NULL);
 }
 
-/* Whether the runtime is off (TICKTRACE=0): no thread has a slot, nor gets one, and
- * each hooked call took the registry lock here twice, some 90 ns, four times what
- * recording it costs (outside test ot31w D1). (A call may come before the constructor
- * ran, as a thread's first event may: slow_path.c.) */
-static bool tt__penter_off(void)
-{
-	const struct tt__mode_ops *mode = __atomic_load_n(&tt__mode, __ATOMIC_ACQUIRE);
-	if (mode->start)
-		mode->start();
-	return tt__config.off;
-}
-
 /* The calling thread's slot, registry lock held (NULL: none, not held). */
 static struct tt__slot *tt__penter_slot(struct tt_os_signals *old)
 {
@@ -65,7 +53,10 @@ static bool tt__penter_grow(struct tt__slot *slot)
 
 void tt__penter_slow(uint64_t fn)
 {
-	if (tt__penter_off())
+	/* Off (TICKTRACE=0): no thread has a slot, nor gets one, and each hooked call
+	 * took the registry lock here twice, some 90 ns, four times what recording it
+	 * costs (outside test ot31w D1). */
+	if (tt__started_off())
 		return;
 	struct tt_os_signals old;
 	struct tt__slot *slot = tt__penter_slot(&old);
@@ -92,7 +83,7 @@ void tt__penter_slow(uint64_t fn)
 
 void tt__pexit_slow(void)
 {
-	if (tt__penter_off())
+	if (tt__started_off()) /* (as tt__penter_slow) */
 		return;
 	struct tt_os_signals old;
 	struct tt__slot *slot = tt__penter_slot(&old);

@@ -695,12 +695,15 @@ static int64_t tt__spikes_wrote(struct tt__spikes *sp, int64_t from_ns)
 	return took;
 }
 
-/* The floor of tt-spikes' share: one CPU's TT__SPIKES_SHARE_WALL_PCT since the run
- * began, or its first TT__SPIKES_SHARE_FREE_NS, whichever is more. */
-static double tt__spikes_floor(void)
+/* What the floor of tt-spikes' share leaves it now (ns; below 0: past it), its CPU time
+ * `cpu_ns`, its reading alone counted (not its snapshots' writing, sp->written_ns): one
+ * CPU's TT__SPIKES_SHARE_WALL_PCT since the run began, or its first
+ * TT__SPIKES_SHARE_FREE_NS, whichever is more. */
+static double tt__spikes_floor_left(const struct tt__spikes *sp, double cpu_ns)
 {
 	double floor = (double)(tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
-	return floor > TT__SPIKES_SHARE_FREE_NS ? floor : TT__SPIKES_SHARE_FREE_NS;
+	floor = floor > TT__SPIKES_SHARE_FREE_NS ? floor : TT__SPIKES_SHARE_FREE_NS;
+	return floor - (cpu_ns - (double)sp->written_ns);
 }
 
 /* What tt-spikes' share leaves it now (ns; below 0: past it), its CPU time `cpu_ns`,
@@ -712,7 +715,7 @@ static double tt__spikes_floor(void)
 static double tt__spikes_left(const struct tt__spikes *sp, int64_t cpu_ns, int64_t process_ns)
 {
 	double by_process = TT__SPIKES_SHARE_PCT / 100 * (double)process_ns - (double)cpu_ns;
-	double by_floor = tt__spikes_floor() - (double)(cpu_ns - sp->written_ns);
+	double by_floor = tt__spikes_floor_left(sp, (double)cpu_ns);
 	return by_process > by_floor ? by_process : by_floor;
 }
 
@@ -1103,7 +1106,7 @@ static void tt__spikes_hold(struct tt__spikes *sp, int64_t now, double own, doub
 	double due = own + (double)(n - fit) * (ring < look ? ring : look) * record_ns;
 	double wait = tt__spikes_wait(due - share * process, share * rate - reading);
 	/* (the floor's: its reading alone) */
-	double floor_wait = tt__spikes_wait(due - (double)sp->written_ns - tt__spikes_floor(), wall - reading);
+	double floor_wait = tt__spikes_wait(-tt__spikes_floor_left(sp, due), wall - reading);
 	wait = floor_wait < wait ? floor_wait : wait;
 	int64_t hold = wait > (double)TT__SPIKES_HELD_MAX_NS ? TT__SPIKES_HELD_MAX_NS
 		     : wait > (double)TT__SPIKES_POLL_NS ? (int64_t)wait : TT__SPIKES_POLL_NS;

@@ -10,13 +10,8 @@ static struct tt__lock tt__names_lock = TT__LOCK_INIT(TT__LOCK_NAMES);
 
 const struct tt_callsite *tt__name(const struct tt_callsite *from, const char *name, size_t len)
 {
-	/* Recording off (TICKTRACE=0, tt_disable): no event names it, nothing is kept. A
-	 * name may come before the constructor ran, which says whether it is on; not
-	 * while start-up runs on this thread (its event would be dropped as re-entered). */
-	const struct tt__mode_ops *mode = __atomic_load_n(&tt__mode, __ATOMIC_ACQUIRE);
-	if (mode->start && !tt__in_slow_path)
-		mode->start();
-	if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
+	/* Recording off (TICKTRACE=0, tt_disable): no event names it, nothing is kept. */
+	if (tt__started_off() || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
 		return from;
 	struct tt_name_key key;
 	const struct tt_callsite *found = tt_names_find(&tt__names, from, name, len, &key);

@@ -158,6 +158,10 @@ static void test_ended_long_ago(void **state)
 	const double back_ms[8] = {9.5, 3.5, 3.2, 3, 2.5, 2.2, 1.2, 1};
 	/* a 6 ms scope ended 1.5 ms ago, a short one since */
 	const double lately_ms[4] = {7.5, 1.5, 1.2, 1};
+	/* a 6 ms scope ended 3.5 ms ago, a 3 ms one since, which ended with the last record:
+	 * within the budget that one's end read, past it the spike's, not read (one walk of
+	 * the records finds both, tt__records_gaps) */
+	const double spike_before_ms[4] = {9.5, 3.5, 3.2, 0.2};
 	struct {
 		const double *at_ms;
 		int records, past;
@@ -165,6 +169,7 @@ static void test_ended_long_ago(void **state)
 		uint64_t unread;
 	} cases[] = {
 		{back_ms, 8, 0, 1, 0}, {back_ms, 8, 1, 1, 1}, {lately_ms, 4, 0, 2, 0}, {lately_ms, 4, 1, 2, 0},
+		{spike_before_ms, 4, 0, 2, 0}, {spike_before_ms, 4, 1, 1, 1},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct tt_thread t;

@@ -217,6 +217,29 @@ def main():
             fail(f"a killed convert's temporary in a UTF-8 folder: exit {w.returncode}, "
                  f"{'left' if os.path.exists(stale) else 'removed'}\n{w.stderr}")
 
+        # --split to a path in Windows' separators: the shards in its folder, numbered
+        # before the name's extension (none, and none warned of: the folder's dot is not
+        # one), a killed split's temporary there removed and an earlier split's shard
+        # (--force), as Linux's with '/' (before, ticktrace.exe took ".y\\out" for the
+        # extension, "sp\\x.0001.y\\out" for a shard, and looked for an earlier split in
+        # the current folder).
+        for folder in ("sp", "lsp"):
+            os.makedirs(os.path.join(d, folder, "x.y"))
+            for name in ("out.0099", ".out.0001.999999.AbC123"):
+                open(os.path.join(d, folder, "x.y", name), "w").close()
+        w = win("convert", "linux.ttr", "--split", "5000", "--force", "-o", "sp\\x.y\\out")
+        lo = lin("convert", "linux.ttr", "--split", "5000", "--force", "-o", "lsp/x.y/out")
+        shards = [sorted(os.listdir(os.path.join(d, folder, "x.y"))) for folder in ("sp", "lsp")]
+        if w.returncode != 0 or lo.returncode != 0 or shards[0] != shards[1] or len(shards[1]) < 2 or \
+                any(not re.fullmatch(r"out\.\d{4}", n) or n == "out.0099" for n in shards[1]) or \
+                "removed 1 shard of an earlier split" not in w.stderr or "written as JSON" in w.stderr:
+            fail(f"--split to sp\\x.y\\out: exit {w.returncode} ({lo.returncode} on Linux), "
+                 f"{shards[0]} ({shards[1]} on Linux)\n{w.stderr}{lo.stderr}")
+        for name in shards[1]:
+            if open(os.path.join(d, "sp", "x.y", name), "rb").read() != \
+                    open(os.path.join(d, "lsp", "x.y", name), "rb").read():
+                fail(f"--split to sp\\x.y\\out: ticktrace.exe's {name} is not ticktrace's")
+
         # A program moved after its run (its Z: path gone): named from --debug-dir by
         # both tools, which looked only where the run said it was.
         os.mkdir(os.path.join(d, "built"))

@@ -135,6 +135,10 @@ extern bool tt_stdout_closed;
 /* A command whose output goes to stdout: 0, or where stdout was closed -1 after saying
  * so (`instead`: what the user can do, or NULL), before any work. */
 int tt_stdout_needed(const char *instead);
+/* Where the file name in `path` begins: past its last directory separator ('/'; on
+ * Windows '\\' too, and a drive's colon: "C:out.json"), as each system reads a path
+ * (os_linux.c, os_windows.c). */
+const char *tt_os_file_name(const char *path);
 /* The command's arguments in UTF-8: Windows' as its command line has them (UTF-16),
  * not in the ANSI code page; Linux's as they are. */
 void tt_os_utf8_args(int *argc, char ***argv);
@@ -170,6 +174,9 @@ void tt_out_remove_stale(const char *dir, bool (*of)(const char *name, void *ctx
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);
+/* tt_out_open, its directory's stale temporary files of its name removed already (one
+ * tt_out_remove_stale for a split's shards, not one a shard). */
+int tt_out_open_swept(struct tt_out *o, const char *path, bool force);
 /* What tt_out_open refuses before any work: stdout ("-") where it was closed. 0, or -1
  * after saying so. */
 int tt_out_possible(const char *path);

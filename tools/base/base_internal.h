@@ -6,9 +6,6 @@
 
 #include "base.h"
 
-/* Where the file name in `path` begins: past its last directory separator ('/'; on
- * Windows '\\' too). */
-const char *tt_os_file_name(const char *path);
 /* Creates the temporary file `tmpl` names ("...XXXXXX", the X's replaced) to write;
  * its descriptor, or -1 and errno. */
 int tt_os_create_tmp(char *tmpl);

@@ -350,8 +350,9 @@ static bool tt_out_named(const char *name, void *base)
 }
 
 /* A temporary file in the destination's directory, so the rename stays on one file
- * system: "dir/.name.PID.XXXXXX" (its PID tells a later command it is stale). */
-static int tt_out_make_tmp(struct tt_out *o)
+ * system: "dir/.name.PID.XXXXXX" (its PID tells a later command it is stale; `sweep`:
+ * a killed one's removed first). */
+static int tt_out_make_tmp(struct tt_out *o, bool sweep)
 {
 	const char *base = tt_os_file_name(o->path);
 	int dirlen = (int)(base - o->path);
@@ -360,7 +361,8 @@ static int tt_out_make_tmp(struct tt_out *o)
 	if (!o->tmp)
 		return tt_error("out of memory");
 	snprintf(o->tmp, cap, "%.*s", dirlen ? dirlen : 1, dirlen ? o->path : ".");
-	tt_out_remove_stale(o->tmp, tt_out_named, (void *)base);
+	if (sweep)
+		tt_out_remove_stale(o->tmp, tt_out_named, (void *)base);
 	snprintf(o->tmp, cap, "%.*s.%s.%ld.XXXXXX", dirlen, o->path, base, (long)getpid());
 	tt_signals_hold();
 	o->fd = tt_os_create_tmp(o->tmp);
@@ -458,7 +460,7 @@ int tt_out_possible(const char *path)
 	return strcmp(path, "-") ? 0 : tt_stdout_needed("-o FILE writes it to a file");
 }
 
-int tt_out_open(struct tt_out *o, const char *path, bool force)
+static int tt_out_open_sweeping(struct tt_out *o, const char *path, bool force, bool sweep)
 {
 	*o = (struct tt_out){.fd = -1, .path = path, .force = force, .piece_limit = TT_OUT_PIECE,
 			     .about_was = tt_diag_about(NULL)};
@@ -480,11 +482,21 @@ int tt_out_open(struct tt_out *o, const char *path, bool force)
 	} else if (!force && lstat(path, &st) == 0) {
 		rc = tt_error("%s: exists (use --force to overwrite it)", path);
 	} else {
-		rc = tt_out_make_tmp(o);
+		rc = tt_out_make_tmp(o, sweep);
 	}
 	if (rc < 0)
 		tt_out_release(o);
 	return rc;
+}
+
+int tt_out_open(struct tt_out *o, const char *path, bool force)
+{
+	return tt_out_open_sweeping(o, path, force, true);
+}
+
+int tt_out_open_swept(struct tt_out *o, const char *path, bool force)
+{
+	return tt_out_open_sweeping(o, path, force, false);
 }
 
 int tt_out_apart(const char *path, char *const *inputs, size_t n)

@@ -159,8 +159,7 @@ static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
  * then a guess (ticktrace(1): "anything else json"). 0, or -1 after saying why. */
 static int tt_output_name_check(const struct tt_convert_opts *opts, enum tt_format format)
 {
-	const char *base = strrchr(opts->output, '/');
-	base = base ? base + 1 : opts->output;
+	const char *base = tt_os_file_name(opts->output);
 	const char *ext = strrchr(base, '.');
 	if (opts->format != TT_FORMAT_AUTO || format != TT_FORMAT_JSON || !ext || ext == base ||
 	    strcmp(ext, ".json") == 0)
@@ -481,20 +480,26 @@ static struct tt_sink *tt_writer_new(enum tt_format format, struct tt_out *out,
 					      tt_json_sink_new(out, opts->source);
 }
 
-/* Where output's shard number goes: the length of its name before the extension. */
-static int tt_shard_stem(const char *output)
+/* Where the shards' numbers go in `output`'s name: its file name (`base`, past the
+ * directory: tt_os_file_name, the system's separators) and, in it, its extension
+ * (`ext`: past the last dot, not a leading one; none: the name's end). */
+struct tt_shard_stem {
+	const char *base, *ext;
+};
+
+static struct tt_shard_stem tt_shard_stem(const char *output)
 {
-	const char *slash = strrchr(output, '/');
-	const char *dot = strrchr(slash ? slash + 1 : output, '.');
-	return dot && dot != (slash ? slash + 1 : output) ? (int)(dot - output) : (int)strlen(output);
+	const char *base = tt_os_file_name(output);
+	const char *dot = strrchr(base, '.');
+	return (struct tt_shard_stem){base, dot && dot != base ? dot : base + strlen(base)};
 }
 
 /* Shard k (from 1) of `output`: its name with its number, `width` digits, before the
  * extension (out.pftrace: out.0001.pftrace), into buf; false when it does not fit. */
 static bool tt_shard_name(char *buf, size_t cap, const char *output, unsigned k, unsigned width)
 {
-	int stem = tt_shard_stem(output);
-	int n = snprintf(buf, cap, "%.*s.%0*u%s", stem, output, (int)width, k, output + stem);
+	const char *ext = tt_shard_stem(output).ext;
+	int n = snprintf(buf, cap, "%.*s.%0*u%s", (int)(ext - output), output, (int)width, k, ext);
 	return n >= 0 && (size_t)n < cap;
 }
 
@@ -517,32 +522,33 @@ static unsigned tt_shard_width(const struct tt_trace *t, uint64_t split)
 	return width;
 }
 
-/* `output`'s directory, with its '/' ("./" for none; allocated, NULL out of memory). */
+/* `output`'s directory, with its separator ("./" for none; allocated, NULL out of
+ * memory). */
 static char *tt_output_dir(const char *output)
 {
-	const char *slash = strrchr(output, '/');
-	return slash ? strndup(output, (size_t)(slash + 1 - output)) : strdup("./");
+	const char *base = tt_os_file_name(output);
+	return base != output ? strndup(output, (size_t)(base - output)) : strdup("./");
 }
 
-/* Whether `name`, a file's in its directory, is a shard of `output`, OUTPUT.NNNN.EXT
- * (four digits or more): its number in *k and its digits in *width. */
-static bool tt_shard_of(const char *name, const char *output, unsigned long *k, size_t *width)
+/* Whether `name`, a file's in its directory, is a shard of the output whose stem is
+ * `of`, OUTPUT.NNNN.EXT (four digits or more): its number in *k and its digits in
+ * *width. */
+static bool tt_shard_of(const char *name, const struct tt_shard_stem *of, unsigned long *k, size_t *width)
 {
-	const char *base = strrchr(output, '/') ? strrchr(output, '/') + 1 : output;
-	size_t stem = (size_t)tt_shard_stem(output) - (size_t)(base - output);
-	if (strncmp(name, base, stem) || name[stem] != '.')
+	size_t stem = (size_t)(of->ext - of->base);
+	if (strncmp(name, of->base, stem) || name[stem] != '.')
 		return false;
 	const char *digits = name + stem + 1;
 	*width = strspn(digits, "0123456789");
 	*k = strtoul(digits, NULL, 10);
-	return *width >= 4 && strcmp(digits + *width, output + tt_shard_stem(output)) == 0;
+	return *width >= 4 && strcmp(digits + *width, of->ext) == 0;
 }
 
-static bool tt_any_shard_of(const char *name, void *output)
+static bool tt_any_shard_of(const char *name, void *of)
 {
 	unsigned long k;
 	size_t width;
-	return tt_shard_of(name, output, &k, &width);
+	return tt_shard_of(name, of, &k, &width);
 }
 
 /* The files of an earlier split of `output` in its directory (tt_shard_of) but for
@@ -554,18 +560,19 @@ static unsigned tt_earlier_shards(const char *output, unsigned width, unsigned m
 {
 	char *dir = tt_output_dir(output);
 	DIR *d = dir ? opendir(dir) : NULL;
+	struct tt_shard_stem of = tt_shard_stem(output);
 	unsigned found = 0;
 	for (struct dirent *e; d && (e = readdir(d));) {
 		unsigned long k;
 		size_t len;
-		if (!tt_shard_of(e->d_name, output, &k, &len) || (len == width && k >= 1 && k <= made))
+		if (!tt_shard_of(e->d_name, &of, &k, &len) || (len == width && k >= 1 && k <= made))
 			continue;
 		char path[4096];
 		snprintf(path, sizeof(path), "%s%s", dir, e->d_name);
 		if (remove)
 			found += unlink(path) == 0;
 		else if (found++ == 0)
-			snprintf(first, cap, "%s", strchr(output, '/') ? path : e->d_name);
+			snprintf(first, cap, "%s", of.base != output ? path : e->d_name);
 	}
 	if (d)
 		closedir(d);
@@ -721,7 +728,8 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		return tt_error("%s: more than %u shards, past the %u digits of their names: a "
 				"larger --split", opts->output, sh->number - 1, sp->width);
 	if (tt_out_apart(sh->name, opts->inputs, opts->ninputs) < 0 ||
-	    tt_out_open(&sh->out, sh->name, opts->force) < 0)
+	    (opts->shard ? tt_out_open(&sh->out, sh->name, opts->force)
+			 : tt_out_open_swept(&sh->out, sh->name, opts->force)) < 0)
 		return -1;
 	sh->written = true;
 	if (sp->format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&sh->out, opts->compress) < 0)
@@ -1028,10 +1036,12 @@ static int tt_split_start(struct tt_sink *s, const struct tt_trace *t)
 		return -1;
 	sp->width = tt_shard_width(t, sp->opts->split);
 	/* the shards' temporary files a split killed outright left, of any number (this
-	 * split's own numbers would remove only theirs) */
+	 * split's own numbers would remove only theirs): one look at the directory for all
+	 * of them, not one a shard (tt_out_open_swept) */
 	char *dir = sp->opts->shard ? NULL : tt_output_dir(sp->opts->output);
+	struct tt_shard_stem stem = tt_shard_stem(sp->opts->output);
 	if (dir)
-		tt_out_remove_stale(dir, tt_any_shard_of, (void *)sp->opts->output);
+		tt_out_remove_stale(dir, tt_any_shard_of, &stem);
 	free(dir);
 	char earlier[4096];
 	if (!sp->opts->shard && !sp->opts->force &&
