@@ -686,7 +686,7 @@ void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__co
 			   void *ctx) TT__HIDDEN;
 /* Lock held: a thread inside a scope watched has its counters read now (by the
  * calling thread: at a dump, or its exit), so that a reader has the reading after its
- * spike. */
+ * spike; the dumping thread's own slot as at its exit (below). */
 void tt__counters_read_now(struct tt__slot *slot) TT__HIDDEN;
 /* Lock held (let go while the thread reads its own counters, signals blocked), at a
  * thread's exit: as tt__counters_read_now, and where its counters are its source, a

@@ -635,12 +635,6 @@ static int tt__counters_read_anyway(struct tt__slot *slot)
 	return (c->watched || exhausted) && !c->gone;
 }
 
-void tt__counters_read_now(struct tt__slot *slot)
-{
-	if (tt__counters_read_anyway(slot))
-		tt__counters_read_here(slot, slot->tid == tt_os_thread_id());
-}
-
 /* A stretch of a thread's records with nothing recorded inside it (a scope that long),
  * found or not: the TSC of the record that began it (0: before the records read) and of
  * the one that ended it. */
@@ -682,15 +676,15 @@ static void tt__records_gaps(const struct tt_record *begin, const struct tt_reco
 		gaps[k] = (struct tt__records_gap){more, 0, later};
 }
 
-void tt__counters_read_at_exit(struct tt__slot *slot)
+/* Lock held: whether the calling thread, at its exit or at a dump of its own, reads the
+ * slot's counters (its own) once more: read anyway (above), or where they are its
+ * source, its records since its last reading hold a scope tt-sched did not watch (past
+ * the budget, one it leaves unread is counted instead). */
+static int tt__counters_due_last(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
-	tt__counters_early(c);
-	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on || !slot->current) {
-		if (tt__counters_read_anyway(slot)) /* (the exiting thread's own: no gettid) */
-			tt__counters_read_here(slot, TT__COUNTERS_EXITING);
-		return;
-	}
+	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on || !slot->current)
+		return tt__counters_read_anyway(slot);
 	/* Where they are its source, once more where its records since its last reading
 	 * hold a scope tt-sched did not watch, as long as one it reads (a stretch with no
 	 * record): its exit comes before tt-sched's next look, or tt-sched was kept off a
@@ -703,7 +697,7 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	tt_os_anchor(&now);
 	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
 	if (!hz)
-		return;
+		return 0;
 	uint64_t since = 0;
 	if (c->n) {
 		uint64_t back = tt__counters_ticks((double)(now.monotonic_ns - c->at[c->n - 1].ns), hz);
@@ -725,7 +719,7 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	struct tt__records_gap gaps[2];
 	tt__records_gaps(begin, end, since, ticks, past ? 2 : 1, more, gaps, &last);
 	if (!gaps[0].found)
-		return;
+		return 0;
 	int spike = past && gaps[1].found;
 	const struct tt__records_gap *gap = &gaps[spike];
 	/* And only the end of the thread's last record, or one lately: a reading at its
@@ -733,15 +727,32 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	 * benchmark's 64 threads on 2 CPUs, each kept off them 5 ms and more in a scope
 	 * tens of ms before their exit, read that end at their exit: 50 to 64 readings of
 	 * 15 to 30 us a child, about 1 % of its CPU time). */
-	if ((!past || spike) && (gap->to == last || now.tsc - gap->to <= after)) {
-		tt__counters_read_here(slot, TT__COUNTERS_EXITING);
-		return;
-	}
+	if ((!past || spike) && (gap->to == last || now.tsc - gap->to <= after))
+		return 1;
 	if (!past || (gap->from && c->unread_scope == gap->from)) /* (tt-sched counted it) */
-		return;
+		return 0;
 	c->unread_scope = gap->from;
 	c->unread++;
 	__atomic_add_fetch(&tt__counters_unread, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void tt__counters_read_at_exit(struct tt__slot *slot)
+{
+	tt__counters_early(&slot->sched.counters);
+	if (tt__counters_due_last(slot)) /* (the exiting thread's own: no gettid) */
+		tt__counters_read_here(slot, TT__COUNTERS_EXITING);
+}
+
+/* At a dump, the dumping thread's own slot as at its exit: main's last scope before
+ * exit() (outside test ot32 D9: perf refused, 2 to 5 runs in 40 had no reading after
+ * it, tt-sched's look not due before the exit); another thread's, read anyway alone
+ * (it may be recording: its records are not walked). */
+void tt__counters_read_now(struct tt__slot *slot)
+{
+	int own = slot->tid == tt_os_thread_id();
+	if (own ? tt__counters_due_last(slot) : tt__counters_read_anyway(slot))
+		tt__counters_read_here(slot, own);
 }
 
 /* Lock held: the slots registered since the last look, listed. */
