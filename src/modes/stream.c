@@ -94,6 +94,7 @@ struct tt__stream {
 	uint32_t made_seq;
 	int made_err;
 	int closed;
+	int ended; /* the file ended: END written, closed */
 	int said_taken; /* that the program took the file's descriptor */
 	uint64_t lost_events; /* events of records never written (tt__stream_lose) */
 	int64_t exited;       /* threads exited whose slots are not retired yet */
@@ -499,7 +500,9 @@ static void tt__stream_end(struct tt__stream *st)
 		do
 			idle = TT__DRAIN_IDLE;
 		while (!__atomic_compare_exchange_n(&slot->drain_state, &idle, TT__DRAIN_READING, 0,
-						    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+						    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) &&
+		       !tt_os_others_ended()); /* (a compaction ended where it was: taken over) */
+		__atomic_store_n(&slot->drain_state, TT__DRAIN_READING, __ATOMIC_RELAXED);
 		tt__stream_retire_slot(st, slot);
 	}
 	if (tt__turned_off_names(&st->sites, &st->fresh) < 0)
@@ -516,6 +519,7 @@ static void tt__stream_end(struct tt__stream *st)
 		st->out->err = tt_os_file_resize(&tt__fd_out(st->out)->file.file, st->out->offset);
 	/* (in the drain's table, which holds it) */
 	st->closed = tt__fd_close(&tt__fd_out(st->out)->file);
+	st->ended = 1;
 	tt__spikes_finish();
 }
 
@@ -724,6 +728,15 @@ int tt__stream_finish(void)
 	tt__stream_retired(st, 0); /* (exits that wait go on) */
 	tt__stream_kick(st);
 	tt_os_thread_join(&st->thread);
+	/* Ended with the process where it was (ExitProcess: an MSVC program's exit; outside
+	 * test ow32: the file had no END, the main thread's events lost, nothing said), the
+	 * drain's end is this thread's. */
+	if (!st->ended && __atomic_load_n(&st->made_seq, __ATOMIC_ACQUIRE) && !st->made_err && tt_os_others_ended()) {
+		struct tt_os_writing writing;
+		tt_os_writing_begin(&writing);
+		tt__stream_end(st);
+		tt_os_writing_end(&writing);
+	}
 	st->running = 0;
 	/* Taken by the program: said, and the file cut, once; what that lost, at the end
 	 * (the file cannot say it: the counts of threads gone since are nowhere else). */

@@ -158,6 +158,11 @@ void tt_os_thread_join(struct tt_os_thread *thread)
 	pthread_join((pthread_t)thread->handle, NULL);
 }
 
+int tt_os_others_ended(void)
+{
+	return 0;
+}
+
 int tt_os_thread_join_within(struct tt_os_thread *thread, int64_t timeout_ns)
 {
 	/* (the wall clock: pthread_timedjoin_np's, which the sanitizers know) */

@@ -90,6 +90,11 @@ void tt_os_thread_join(struct tt_os_thread *thread);
 /* The join, for timeout_ns at most: 0, ended and let go; -ETIMEDOUT, still running
  * (joinable still). */
 int tt_os_thread_join_within(struct tt_os_thread *thread, int64_t timeout_ns);
+/* Whether the process is ending with every other thread already ended wherever it was
+ * (Windows' ExitProcess, which an MSVC program's C runtime calls: ticktrace's threads
+ * ended too, their work to be done by the ending thread); Linux: never (exit's
+ * handlers run beside the other threads). */
+int tt_os_others_ended(void);
 
 /* The calling thread's signal mask as it was (Linux): tt_os_signals_block blocks every
  * signal in it, so that a handler's events never wait on a lock the thread holds,

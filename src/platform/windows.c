@@ -570,9 +570,14 @@ _Static_assert(sizeof(SRWLOCK) == sizeof(struct tt_os_lock), "an SRW lock is a p
  * exit waited for it: 1 run in 8 hung, its trace written.) */
 void tt_os_lock(struct tt_os_lock *lock)
 {
-	if (TryAcquireSRWLockExclusive((PSRWLOCK)lock) || (tt_os_shutting_down && tt_os_shutting_down()))
+	if (TryAcquireSRWLockExclusive((PSRWLOCK)lock) || tt_os_others_ended())
 		return;
 	AcquireSRWLockExclusive((PSRWLOCK)lock);
+}
+
+int tt_os_others_ended(void)
+{
+	return tt_os_shutting_down && tt_os_shutting_down();
 }
 
 void tt_os_unlock(struct tt_os_lock *lock)

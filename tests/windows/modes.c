@@ -49,6 +49,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(how, "crash") == 0) {
 		volatile uintptr_t nowhere = 8; /* (not NULL: a store gcc may not drop) */
 		*(volatile int *)nowhere = 1; /* an access violation nobody handles */
+	} else if (strcmp(how, "exitprocess") == 0) {
+		ExitProcess(0); /* (as an MSVC program's C runtime ends it: no msvcrt exit) */
 	} else if (strcmp(how, "kill") == 0) {
 		Sleep(500); /* (tt-live describes the run every 100 ms) */
 		TerminateProcess(GetCurrentProcess(), 9);

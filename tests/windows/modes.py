@@ -10,7 +10,10 @@ ring:   TICKTRACE_BUFFER far below N: the ring wraps, keeps the last events (seq
 stream: a run ten times the buffer: every event in the file, none dropped; ended by
         TerminateProcess, the file holds every event recorded before (tt-stream
         writes what the current chunks hold too); dying of an unhandled exception,
-        the file is ended, every event in it, said as a crash.
+        the file is ended, every event in it, said as a crash; ended by ExitProcess
+        (as an MSVC program's C runtime ends it: tt-stream ended first, wherever it
+        was), the file is ended by the exiting thread, every event in it (it had no
+        END: outside test ow32).
 stream_pairs: PAIRS.EXE's scopes and counters as fast as its thread can, eight runs
         (before the fix about half the files were refused): every file read (each counter's COUNTER record with
         its VALUE: a chunk given back to be filled again held its old records, which
@@ -143,6 +146,11 @@ def stream(ticktrace, wrapper, exe, d):
     if "the run crashed (exception 0xC0000005 (access violation))" not in info:
         fail(f"stream, crash: the file does not say the crash:\n{info}")
     print(f"stream, crash: all {n} events in the file, said as a crash")
+    ttr, _, _, _ = stream_whole("stream-exitprocess", ticktrace, wrapper, exe, d, {}, n, "exitprocess", 0)
+    info = run([ticktrace, "info", ttr])
+    if "without its END section" in info.stderr or "ended:    NO" in info.stdout:
+        fail(f"stream, ExitProcess: the file not ended:\n{info.stdout}{info.stderr}")
+    print(f"stream, ExitProcess: all {n} events in the file, ended")
 
 
 def stream_pairs(ticktrace, wrapper, exe, d):
