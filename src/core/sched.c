@@ -243,10 +243,8 @@ void tt__sched_say_refused(void)
 			TT__COUNTERS_SLEPT_PCT, TT__COUNTERS_SLEPT_WALL_PCT, unread,
 			unread == 1 ? "" : "s",
 			TT__COUNTERS_OVER_BUDGET_NS / 1000000, TT__COUNTERS_OVER_BUDGET_MAX_NS / 1000000);
-	/* (beside the switches, past that share, a thread's last record stands in for its
-	 * scopes: the counters read more, and no split is lost; not said) */
 	int64_t held_ns = tt__scopes_held_for();
-	if (held_ns && counters)
+	if (held_ns)
 		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' records, to follow their "
 			"scopes, reached its share (%g%% of the program's CPU time, or %g%% of one CPU's "
 			"where more) and stopped for %.0f ms of the run: the threads that went on recording "
