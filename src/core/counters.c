@@ -1176,10 +1176,10 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	if (alone)
 		tt__counters_start_share(now.monotonic_ns);
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
-	/* (every thread's it reads, beside the switches too: there, its last record standing
-	 * in, a thread asleep outside its scopes was watched as if in one, read each 8 ms of
-	 * each sleep with no budget (outside test ot32 D1: 64 threads napping 50 ms, 10 %
-	 * of one CPU); past the records' share, their last records stand in again) */
+	/* (only of threads whose counters are their states' source: beside the switches,
+	 * for stolen time and wake-ups alone, the last record stands in, as it did; not only where perf
+	 * was refused for every thread: threads refused as they started, tt-sched not yet
+	 * told, had their scopes unknown, and were read outside them, each 8 ms) */
 	int follow = tt__scopes_within_share(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
@@ -1192,7 +1192,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	size_t followed = 0;
 	for (uint32_t i = 0; follow && i < tt__counters_listed; i++) {
 		struct tt__slot *slot = tt__counters_list[i];
-		if (tt__counters_read_for(slot))
+		if (tt__counters_read_for(slot) && !slot->sched.sw.map)
 			followed += tt__scopes_follow(slot);
 	}
 	/* (a few, a few us: charged as before, not worth the clock's reading, 0.5 to 1 us) */
@@ -1218,7 +1218,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		switched &= s->sw.map != NULL;
 		/* (the scopes open when it follows again are not known; one not followed yet
 		 * is followed from its start) */
-		if (!follow && c->scopes.machine.keys)
+		if ((!follow || s->sw.map) && c->scopes.machine.keys)
 			tt__scopes_restart(&c->scopes);
 		uint64_t last = tt__counters_last(slot, now.tsc), next;
 		/* (recording while its records are not followed: its scopes not known from then on) */

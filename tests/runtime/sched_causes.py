@@ -859,33 +859,6 @@ def refused_bursty(tmp):
     refused_mostly_asleep(tmp, "bursty", 50, 1, 340)
 
 
-BURSTY_ROUNDS = 100  # (sched_causes_prog.c)
-
-
-def switched_quiet(tmp):
-    """perf allowed (the switches the states' source): bursty, whose peer thread sleeps
-    50 ms outside every scope after each of its 100 bursts. Beside the switches the
-    counters serve spikes (their waits for a CPU after a wake-up, stolen time): a thread
-    asleep outside its scopes is read as its quiet begins at most, not every 8 ms of it
-    as if in a scope (outside test ot32 D1: 505 readings of the peer, 64 threads napping
-    50 ms cost tt-sched 10 % of one CPU, 103,000 readings in 15 s, with nothing said);
-    main's spikes still split."""
-    label = "switches, bursty"
-    kernel, spikes, err, out = run(tmp, "bursty")
-    f = ttr.Ttr(out)
-    if not f.sched:
-        print("%s: no switches here (perf refused): not run" % label)
-        return
-    readings = {t["tid"]: len(f.counters.get(i, {}).get("readings", [])) for i, t in f.threads.items()}
-    peer = [n for tid, n in readings.items() if tid != f.pid]
-    print("%s: the counters' readings of main and its peer: %s" % (label, readings))
-    check(len(peer) == 1 and peer[0] <= 2 * BURSTY_ROUNDS,
-          "%s: the peer, asleep outside its scopes, read %s times in %d naps" % (label, peer, BURSTY_ROUNDS))
-    found = [(k, spike_of_nth(spikes, kernel, k)) for k in kernel]
-    unsplit = [k["scope"] for k, sp in found if not sp or "on_cpu_ns" not in sp]
-    check(len(kernel) == 50 and not unsplit, "%s: %d scopes, unsplit: %s" % (label, len(kernel), unsplit))
-
-
 LOADED_TRIES = 3
 # busy loops the test runs beside the program: twice its cores (2 at least)
 LOADED_LOOPS = 2 * max(2, len(os.sched_getaffinity(0)))
@@ -2502,7 +2475,6 @@ with tempfile.TemporaryDirectory() as tmp:
         refused_busy(tmp)
         refused_idle(tmp)
         refused_sparse(tmp)
-        switched_quiet(tmp)
         after_free(tmp)
         last_scope(tmp)
         one_by_one(tmp)
