@@ -64,14 +64,18 @@ from verdict import check, verdict
 PROG, TOOL, STDIO_PROG = (os.path.abspath(p) for p in sys.argv[1:4])
 # descriptors_prog.c: scopes before and after, those after a quarter under TT_TEST_FEWER
 WORKER_FIRST, WORKER_MORE = 20000, 300000
-# (where the sanitizers run: each run and each `ticktrace info` there some 4 times as long)
-FEWER = "ASAN_OPTIONS" in os.environ
+LOSS_SAID = "the program closed the"
+
+
+def fewer(how):
+    """Whether PROG `how` records fewer scopes (TT_TEST_FEWER): where the sanitizers run
+    (each run and each `ticktrace info` there some 4 times as long), but in
+    dup2_at_write, whose checks need the workers to outrun the live file's growth."""
+    return "ASAN_OPTIONS" in os.environ and how != "dup2_at_write"
 
 
 def worker_events(how):
-    fewer = FEWER and how != "dup2_at_write"
-    return 2 * (WORKER_FIRST + (WORKER_MORE // 4 if fewer else WORKER_MORE))
-LOSS_SAID = "the program closed the"
+    return 2 * (WORKER_FIRST + (WORKER_MORE // 4 if fewer(how) else WORKER_MORE))
 
 
 # the modes of PROG that hold every number below their limit as they exit
@@ -85,7 +89,7 @@ def run(args, workdir, settings, limit=None, nobody=False, err_file=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
     env["TICKTRACE_OUT"] = os.path.join(workdir, "run-%p.ttr")
     cmd = [PROG] + args
-    if FEWER and args[0] != "dup2_at_write":
+    if fewer(args[0]):
         env["TT_TEST_FEWER"] = "1"
     if settings is None:
         cmd = [TOOL, "record", "-o", os.path.join(workdir, "run.ttr"), "--"] + cmd
